@@ -1,0 +1,106 @@
+"""The one Config object (DESIGN.md "Configuration").
+
+Settable by ``engine.connect(**options)``, ``SET name = value`` in SQL and
+``PQDB_<NAME>`` environment variables (connect() arguments win over the
+environment).  An unknown option is a ConfigError.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, fields
+
+from engine.errors import ConfigError
+
+
+def _parse_bytes(value) -> int:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if value <= 0:
+            raise ValueError("must be positive")
+        return int(value)
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*", str(value), re.IGNORECASE)
+    if not m:
+        raise ValueError(f"not a byte size: {value!r}")
+    unit = (m.group(2) or "").lower().rstrip("b").rstrip("i")
+    mult = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[unit]
+    result = int(float(m.group(1)) * mult)
+    if result <= 0:
+        raise ValueError("must be positive")
+    return result
+
+
+def _parse_bool(value) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "on", "yes"):
+        return True
+    if text in ("0", "false", "off", "no"):
+        return False
+    raise ValueError(f"not a boolean: {value!r}")
+
+
+def _parse_positive_int(value) -> int:
+    if isinstance(value, bool):
+        raise ValueError("not an integer")
+    n = int(value)
+    if n <= 0:
+        raise ValueError("must be positive")
+    return n
+
+
+@dataclass
+class Config:
+    threads: int = 0                      # 0 = all cores
+    memory_limit: int = 8 << 30           # bytes; accepts "4GB", "512MiB"
+    block_rows: int = 65536               # rows per block (upper bound)
+    verify_checksums: bool = True
+    synopsis_cap: int = 100
+    sample_size: int = 1024
+    cache_directory: str = ""
+    http_timeout: float = 30.0
+    http_retries: int = 3
+
+    _PARSERS = {
+        "threads": lambda v: 0 if str(v).strip() == "0" else _parse_positive_int(v),
+        "memory_limit": _parse_bytes,
+        "block_rows": _parse_positive_int,
+        "verify_checksums": _parse_bool,
+        "synopsis_cap": _parse_positive_int,
+        "sample_size": _parse_positive_int,
+        "cache_directory": str,
+        "http_timeout": float,
+        "http_retries": int,
+    }
+
+    @classmethod
+    def option_names(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+    def set(self, name: str, value) -> None:
+        key = name.lower()
+        if key == "memory_limit" or key == "max_memory":
+            key = "memory_limit"
+        if key not in self._PARSERS:
+            raise ConfigError(f"unknown option {name!r}; known options: "
+                              + ", ".join(self.option_names()))
+        try:
+            setattr(self, key, self._PARSERS[key](value))
+        except (ValueError, TypeError) as e:
+            raise ConfigError(f"invalid value {value!r} for option {name}: {e}") from None
+
+    @property
+    def effective_threads(self) -> int:
+        return self.threads or (os.cpu_count() or 1)
+
+    @classmethod
+    def from_environment(cls, **options) -> "Config":
+        cfg = cls()
+        for name in cls.option_names():
+            env = os.environ.get("PQDB_" + name.upper())
+            if env is not None:
+                cfg.set(name, env)
+        for name, value in options.items():
+            cfg.set(name, value)
+        return cfg

@@ -1,0 +1,1 @@
+"""SQL text -> optimized plan.  Imports stats/ and scan/ (schemas)."""

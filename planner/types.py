@@ -1,0 +1,309 @@
+"""SQL data types and their physical storage.
+
+The binder (planner/) must type every expression, and the engine stores values
+by type, so the type system lives here, in the lower of the two rooms; the
+engine imports it.  Typing rules follow DuckDB's so that results compare equal
+to DuckDB's.
+
+Storage (one numpy array per vector, DESIGN.md "Block"):
+
+    BOOLEAN                      bool_
+    TINYINT..BIGINT              int8 / int16 / int32 / int64
+    UTINYINT..UBIGINT            uint8 / uint16 / uint32 / uint64
+    HUGEINT                      object (Python int)    -- rare, exact
+    FLOAT / DOUBLE               float32 / float64
+    DECIMAL(p, s), p <= 18       int64, value * 10**s
+    DECIMAL(p, s), p  > 18       object (Python int, value * 10**s)
+    DATE                         int32 days since 1970-01-01
+    TIME                         int64 microseconds since midnight
+    TIMESTAMP / TIMESTAMPTZ      int64 microseconds since the epoch (UTC)
+    TIMESTAMP_NS                 int64 nanoseconds since the epoch
+    INTERVAL                     object (Interval), only as literals
+    VARCHAR / BLOB               (n, 2) uint64 string views + a uint8 heap
+    NULL                         type of an untyped NULL literal; bool_ storage
+
+String view (16 bytes, little endian, after Umbra):
+    word 0 = length (low 32 bits) | first 4 bytes, zero padded (high 32 bits)
+    word 1 = bytes 4..11 zero padded when length <= 12,
+             else the byte offset of the whole string in the heap.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DataType:
+    id: str                 # one of the names in _STORAGE below
+    precision: int = 0      # DECIMAL only
+    scale: int = 0          # DECIMAL only
+
+    # ---- storage -------------------------------------------------------
+    @property
+    def numpy_dtype(self) -> np.dtype:
+        if self.id == "DECIMAL":
+            return np.dtype(np.int64) if self.precision <= 18 else np.dtype(object)
+        return np.dtype(_STORAGE[self.id])
+
+    @property
+    def is_string(self) -> bool:
+        return self.id in ("VARCHAR", "BLOB")
+
+    @property
+    def is_decimal(self) -> bool:
+        return self.id == "DECIMAL"
+
+    @property
+    def is_wide_decimal(self) -> bool:
+        return self.id == "DECIMAL" and self.precision > 18
+
+    @property
+    def is_integer(self) -> bool:
+        return self.id in INTEGER_IDS
+
+    @property
+    def is_float(self) -> bool:
+        return self.id in ("FLOAT", "DOUBLE")
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.is_integer or self.is_float or self.is_decimal
+
+    @property
+    def is_temporal(self) -> bool:
+        return self.id in ("DATE", "TIME", "TIMESTAMP", "TIMESTAMPTZ", "TIMESTAMP_NS")
+
+    def __str__(self) -> str:
+        if self.id == "DECIMAL":
+            return f"DECIMAL({self.precision},{self.scale})"
+        return self.id
+
+    __repr__ = __str__
+
+
+_STORAGE = {
+    "BOOLEAN": np.bool_,
+    "TINYINT": np.int8, "SMALLINT": np.int16, "INTEGER": np.int32, "BIGINT": np.int64,
+    "UTINYINT": np.uint8, "USMALLINT": np.uint16, "UINTEGER": np.uint32, "UBIGINT": np.uint64,
+    "HUGEINT": object,
+    "FLOAT": np.float32, "DOUBLE": np.float64,
+    "DATE": np.int32, "TIME": np.int64,
+    "TIMESTAMP": np.int64, "TIMESTAMPTZ": np.int64, "TIMESTAMP_NS": np.int64,
+    "INTERVAL": object,
+    "VARCHAR": np.uint64, "BLOB": np.uint64,
+    "NULL": np.bool_,
+}
+
+INTEGER_IDS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT",
+               "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
+
+BOOLEAN = DataType("BOOLEAN")
+TINYINT = DataType("TINYINT")
+SMALLINT = DataType("SMALLINT")
+INTEGER = DataType("INTEGER")
+BIGINT = DataType("BIGINT")
+HUGEINT = DataType("HUGEINT")
+UTINYINT = DataType("UTINYINT")
+USMALLINT = DataType("USMALLINT")
+UINTEGER = DataType("UINTEGER")
+UBIGINT = DataType("UBIGINT")
+FLOAT = DataType("FLOAT")
+DOUBLE = DataType("DOUBLE")
+DATE = DataType("DATE")
+TIME = DataType("TIME")
+TIMESTAMP = DataType("TIMESTAMP")
+TIMESTAMPTZ = DataType("TIMESTAMPTZ")
+TIMESTAMP_NS = DataType("TIMESTAMP_NS")
+INTERVAL = DataType("INTERVAL")
+VARCHAR = DataType("VARCHAR")
+BLOB = DataType("BLOB")
+NULL = DataType("NULL")
+
+
+def DECIMAL(precision: int, scale: int) -> DataType:
+    return DataType("DECIMAL", precision, scale)
+
+
+# Integer widths as decimal precision (DuckDB's rule for int -> decimal).
+INTEGER_DECIMAL_PRECISION = {
+    "TINYINT": 3, "SMALLINT": 5, "INTEGER": 10, "BIGINT": 19, "HUGEINT": 38,
+    "UTINYINT": 3, "USMALLINT": 5, "UINTEGER": 10, "UBIGINT": 20,
+}
+
+_INT_RANK = ["TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT"]
+_UINT_RANK = ["UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"]
+
+
+def from_scan_type_name(name: str) -> DataType:
+    """Map scan/'s column type names (ColumnInfo.type_name) to SQL types."""
+    m = re.fullmatch(r"decimal\((\d+),(\d+)\)", name)
+    if m:
+        return DECIMAL(int(m.group(1)), int(m.group(2)))
+    try:
+        return _SCAN_NAMES[name]
+    except KeyError:
+        from scan.errors import UnsupportedFeatureError
+        raise UnsupportedFeatureError(f"column type {name!r} is not supported") from None
+
+
+_SCAN_NAMES = {
+    "boolean": BOOLEAN,
+    "int8": TINYINT, "int16": SMALLINT, "int32": INTEGER, "int64": BIGINT,
+    "uint8": UTINYINT, "uint16": USMALLINT, "uint32": UINTEGER, "uint64": UBIGINT,
+    "float32": FLOAT, "float64": DOUBLE,
+    "date": DATE, "time_us": TIME,
+    "timestamp_us": TIMESTAMP, "timestamptz_us": TIMESTAMPTZ,
+    "timestamp_ns": TIMESTAMP_NS, "timestamptz_ns": TIMESTAMP_NS,
+    "string": VARCHAR, "blob": BLOB,
+}
+
+
+_NAMED = {
+    "BOOLEAN": BOOLEAN, "BOOL": BOOLEAN,
+    "TINYINT": TINYINT, "INT1": TINYINT, "SMALLINT": SMALLINT, "INT2": SMALLINT,
+    "INTEGER": INTEGER, "INT": INTEGER, "INT4": INTEGER, "BIGINT": BIGINT, "INT8": BIGINT,
+    "HUGEINT": HUGEINT, "INT128": HUGEINT,
+    "UTINYINT": UTINYINT, "USMALLINT": USMALLINT, "UINTEGER": UINTEGER, "UBIGINT": UBIGINT,
+    "FLOAT": FLOAT, "REAL": FLOAT, "FLOAT4": FLOAT,
+    "DOUBLE": DOUBLE, "FLOAT8": DOUBLE, "DOUBLE PRECISION": DOUBLE,
+    "DATE": DATE, "TIME": TIME, "TIMESTAMP": TIMESTAMP, "DATETIME": TIMESTAMP,
+    "TIMESTAMPTZ": TIMESTAMPTZ, "TIMESTAMP WITH TIME ZONE": TIMESTAMPTZ,
+    "TIMESTAMP_NS": TIMESTAMP_NS, "INTERVAL": INTERVAL,
+    "VARCHAR": VARCHAR, "TEXT": VARCHAR, "STRING": VARCHAR, "CHAR": VARCHAR, "BPCHAR": VARCHAR,
+    "BLOB": BLOB, "BYTEA": BLOB, "BINARY": BLOB, "VARBINARY": BLOB,
+}
+
+
+def from_sql_name(name: str, params: tuple[int, ...] = ()) -> DataType:
+    """Type named in SQL (CAST targets).  DECIMAL defaults to (18, 3) like DuckDB."""
+    key = name.upper().strip()
+    if key in ("DECIMAL", "NUMERIC", "DEC"):
+        p = params[0] if params else 18
+        s = params[1] if len(params) > 1 else (0 if params else 3)
+        if not (1 <= p <= 38 and 0 <= s <= p):
+            from scan.errors import UnsupportedFeatureError
+            raise UnsupportedFeatureError(f"DECIMAL({p},{s}) is not a valid decimal type")
+        return DECIMAL(p, s)
+    try:
+        return _NAMED[key]
+    except KeyError:
+        from scan.errors import UnsupportedFeatureError
+        raise UnsupportedFeatureError(f"type {name} is not supported") from None
+
+
+def decimal_of(t: DataType) -> DataType:
+    """The decimal a numeric type converts to in decimal arithmetic."""
+    if t.is_decimal:
+        return t
+    if t.is_integer:
+        return DECIMAL(INTEGER_DECIMAL_PRECISION[t.id], 0)
+    raise TypeError(f"{t} has no decimal form")
+
+
+def max_integer(a: DataType, b: DataType) -> DataType:
+    """Common integer type of two integer types (DuckDB: widen to hold both)."""
+    if a == b:
+        return a
+    sa, sb = a.id in _INT_RANK, b.id in _INT_RANK
+    if sa and sb:
+        return a if _INT_RANK.index(a.id) >= _INT_RANK.index(b.id) else b
+    if not sa and not sb:
+        return a if _UINT_RANK.index(a.id) >= _UINT_RANK.index(b.id) else b
+    signed, unsigned = (a, b) if sa else (b, a)
+    # a signed type strictly wider than the unsigned one
+    need = _UINT_RANK.index(unsigned.id) + 1
+    rank = max(_INT_RANK.index(signed.id), need)
+    return DataType(_INT_RANK[min(rank, len(_INT_RANK) - 1)])
+
+
+def common_type(a: DataType, b: DataType) -> DataType:
+    """The type both sides of a comparison, CASE, COALESCE, IN or UNION
+    convert to.  Raises TypeError when there is none."""
+    if a == b:
+        return a
+    if a.id == "NULL":
+        return b
+    if b.id == "NULL":
+        return a
+    if a.is_integer and b.is_integer:
+        return max_integer(a, b)
+    if a.is_numeric and b.is_numeric:
+        if a.is_float or b.is_float:
+            return DOUBLE
+        da, db = decimal_of(a), decimal_of(b)
+        scale = max(da.scale, db.scale)
+        whole = max(da.precision - da.scale, db.precision - db.scale)
+        return DECIMAL(min(whole + scale, 38), scale)
+    temporal_rank = ["DATE", "TIMESTAMP", "TIMESTAMPTZ", "TIMESTAMP_NS"]
+    if a.id in temporal_rank and b.id in temporal_rank:
+        return a if temporal_rank.index(a.id) >= temporal_rank.index(b.id) else b
+    if a.id == "VARCHAR" and b.id in ("DATE", "TIMESTAMP", "TIMESTAMPTZ", "TIME"):
+        return b
+    if b.id == "VARCHAR" and a.id in ("DATE", "TIMESTAMP", "TIMESTAMPTZ", "TIME"):
+        return a
+    if a.is_string and b.is_string:
+        return BLOB
+    raise TypeError(f"no common type for {a} and {b}")
+
+
+def arithmetic_type(op: str, a: DataType, b: DataType) -> DataType:
+    """Result type of a binary arithmetic operator, as DuckDB types it.
+
+    op is one of add, sub, mul, div (the `/` operator), intdiv (`//`), mod.
+    Raises TypeError when the operands do not fit."""
+    if a.id == "NULL":
+        a = b if b.id != "NULL" else INTEGER
+    if b.id == "NULL":
+        b = a
+    if not (a.is_numeric and b.is_numeric):
+        raise TypeError(f"cannot apply {op} to {a} and {b}")
+    if op == "div":
+        return DOUBLE
+    if a.is_float or b.is_float:
+        return DOUBLE
+    if a.is_integer and b.is_integer:
+        return max_integer(a, b)
+    if op in ("intdiv", "mod"):
+        return DOUBLE if op == "intdiv" else common_type(a, b)
+    da, db = decimal_of(a), decimal_of(b)
+    if op in ("add", "sub"):
+        scale = max(da.scale, db.scale)
+        whole = max(da.precision - da.scale, db.precision - db.scale)
+        precision = whole + scale + 1
+        if precision > 18 and da.precision <= 18 and db.precision <= 18:
+            precision = 18      # DuckDB keeps narrow operands in 64 bits, overflow checked
+        return DECIMAL(min(precision, 38), scale)
+    # mul
+    scale = da.scale + db.scale
+    precision = da.precision + db.precision
+    if precision > 18 and da.precision <= 18 and db.precision <= 18:
+        precision = 18
+    if scale > 38:
+        raise TypeError(f"decimal multiplication scale {scale} exceeds 38")
+    return DECIMAL(min(max(precision, scale), 38), scale)
+
+
+def integer_literal_type(value: int) -> DataType:
+    """DuckDB types an integer literal as the smallest of INTEGER/BIGINT/HUGEINT."""
+    if -2**31 <= value < 2**31:
+        return INTEGER
+    if -2**63 <= value < 2**63:
+        return BIGINT
+    return HUGEINT
+
+
+def decimal_literal_type(text: str) -> DataType:
+    """DuckDB types `1.25` as DECIMAL(3,2) and `0.0001` as DECIMAL(5,4):
+    precision counts the digits before the point (at least one) and after."""
+    t = text.lstrip("+-")
+    whole, _, frac = t.partition(".")
+    whole = whole.lstrip("0") or "0"
+    scale = len(frac)
+    precision = max(len(whole) + scale, scale, 1)
+    if precision > 38:
+        return DOUBLE
+    return DECIMAL(precision, scale)

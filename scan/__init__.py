@@ -1,0 +1,1 @@
+"""Parquet as bytes -> typed column blocks.  Imports nothing of ours."""

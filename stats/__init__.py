@@ -1,0 +1,1 @@
+"""Sketches, samples, synopses, key guesses and the metadata store (later issues)."""
