@@ -1,0 +1,42 @@
+"""Parsed statements: what planner.frontend.parse_statements returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class QueryStatement:
+    ast: object          # sqlglot expression of a SELECT / set operation
+    sql: str             # the statement's own text (for error positions)
+
+
+@dataclass
+class ExplainStatement:
+    ast: object
+    sql: str
+
+
+@dataclass
+class CreateViewStatement:
+    name: str
+    ast: object          # the view's query
+    replace: bool
+    sql: str
+
+
+@dataclass
+class DropViewStatement:
+    name: str
+    if_exists: bool
+    sql: str
+
+
+@dataclass
+class SetStatement:
+    name: str
+    value: object        # int, float, str or bool
+    sql: str
+
+
+Statement = QueryStatement | ExplainStatement | CreateViewStatement | DropViewStatement | SetStatement
