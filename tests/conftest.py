@@ -1,0 +1,37 @@
+"""Shared fixtures: TPC-H data generated on the fly (tpchgen-cli), cached for
+the session, and paths to the shared conformance corpus and answers."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("PQDB_SHARED", REPO.parent / "shared"))
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    if not SHARED.is_dir():
+        pytest.fail(f"shared/ not found at {SHARED} (set PQDB_SHARED)")
+    return SHARED
+
+
+def _tpch(tmp_path_factory, sf: float) -> str:
+    from tpch.generate import generate
+    out = tmp_path_factory.getbasetemp() / f"tpch_sf{sf:g}"
+    return generate(sf, str(out))
+
+
+@pytest.fixture(scope="session")
+def tpch_sf001(tmp_path_factory) -> str:
+    """Directory with the eight TPC-H tables at scale factor 0.01."""
+    return _tpch(tmp_path_factory, 0.01)
+
+
+@pytest.fixture(scope="session")
+def tpch_sf01(tmp_path_factory) -> str:
+    """Directory with the eight TPC-H tables at scale factor 0.1."""
+    return _tpch(tmp_path_factory, 0.1)

@@ -1,0 +1,35 @@
+"""The 22 TPC-H queries (qualification parameters) as SQL over views named
+after the tables (lineitem, orders, ...)."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+TABLES = ("customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier")
+
+
+def query_numbers() -> list[int]:
+    return list(range(1, 23))
+
+
+def query_text(number: int) -> str:
+    if not 1 <= number <= 22:
+        raise ValueError(f"TPC-H has queries 1..22, not {number}")
+    return resources.files("tpch").joinpath(f"queries/q{number:02d}.sql").read_text()
+
+
+def table_path(data_dir: str, table: str) -> str:
+    """The Parquet file(s) of one table in a data directory: either
+    DIR/table.parquet or DIR/table/*.parquet (several parts)."""
+    import os
+    single = os.path.join(data_dir, f"{table}.parquet")
+    if os.path.exists(single):
+        return single
+    return os.path.join(data_dir, table, "*.parquet")
+
+
+def view_statements(data_dir: str) -> list[str]:
+    """CREATE VIEW statements that name every table of a data directory; the
+    same text works in pqdb and DuckDB."""
+    return [f"CREATE OR REPLACE VIEW {t} AS SELECT * FROM read_parquet('{table_path(data_dir, t)}')"
+            for t in TABLES]
