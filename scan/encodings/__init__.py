@@ -1,0 +1,17 @@
+"""Parquet value encodings as numba kernels.  Submodules are imported on
+demand so that importing ``scan`` does not load numba.
+
+    rle.decode_hybrid(buf, pos, end, bit_width, count) -> (int32[count], new_pos)
+    rle.decode_rle_booleans(buf, pos, end, count) -> (bool_[count], new_pos)   # RLE-encoded BOOLEAN pages
+    plain.decode_plain(buf, pos, end, physical_type, count, type_length=0) -> (values, new_pos)
+    dictionary.decode_dictionary_indices(buf, pos, end, count) -> int32[count]
+    dictionary.gather(dictionary_values, indices) -> values     # bounds-checked
+    delta.decode_delta_binary_packed(buf, pos, end, count, physical_type) -> (int32|int64, new_pos)
+    delta.decode_delta_length_byte_array(buf, pos, end, count) -> (views into buf, new_pos)
+    delta.decode_delta_byte_array(buf, pos, end, count) -> (views, heap, new_pos)
+    byte_stream_split.decode_byte_stream_split(buf, pos, end, physical_type, count) -> (values, new_pos)
+    byte_stream_split.decode_byte_stream_split_fixed(buf, pos, end, count, type_length) -> (views, heap, new_pos)
+
+Malformed input raises scan.errors.FileFormatError (never IndexError/crash).
+``count`` is the number of encoded (non-null) values in the page.
+"""

@@ -1,0 +1,211 @@
+"""Assemble one flat column chunk from its pages: levels -> null mask,
+values decoded dense per page (PLAIN, dictionary, RLE booleans,
+BYTE_STREAM_SPLIT, DELTA_*), concatenated once and scattered into null gaps.
+
+Values come out in their *physical* form (bool_, int32, int64, INT96 as int64
+nanoseconds, float32, float64, or (n, 2) string views + heap); the reader
+converts them to engine storage."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scan.errors import FileFormatError, UnsupportedFeatureError
+from scan.pages import DATA_PAGE_V2, DICTIONARY_PAGE, Arena, iter_pages
+
+_ARENA_LIMIT = 1 << 31
+_INDICES = object()            # marks dictionary indices not yet gathered
+
+_VIEW_TYPES = ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY")
+_DICT_ENCODINGS = ("PLAIN_DICTIONARY", "RLE_DICTIONARY")
+_BSS_TYPES = ("INT32", "INT64", "FLOAT", "DOUBLE")
+
+
+class ChunkValues:
+    """Decoded column chunk in physical form."""
+    __slots__ = ("values", "nulls", "heap")
+
+    def __init__(self, values, nulls, heap):
+        self.values, self.nulls, self.heap = values, nulls, heap
+
+
+def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
+                 verify_checksums: bool = True) -> ChunkValues:
+    """Decode the column chunk bytes ``buf`` of flat column ``col``."""
+    from scan.encodings.dictionary import decode_dictionary_indices, gather
+    from scan.encodings.plain import decode_plain
+    from scan.levels import nulls_from_def_levels
+
+    ptype, tlen, max_def = col.physical_type, col.type_length, col.max_def_level
+    is_view = ptype in _VIEW_TYPES
+    dictionary = None
+    dict_heap = None
+    dense: list = []          # per page: (values, heap)
+    null_parts: list = []     # per page: uint8 mask or None (no nulls)
+    page_rows: list = []
+    any_nulls = False
+    arena = None
+    if is_view and chunk.codec != "UNCOMPRESSED":
+        arena = Arena(min(max(chunk.total_uncompressed_size, 0), _ARENA_LIMIT))
+    for page in iter_pages(buf, chunk.codec, chunk.num_values, verify_checksums, arena):
+        try:
+            if page.kind == DICTIONARY_PAGE:
+                if dictionary is not None:
+                    raise FileFormatError("second dictionary page in a column chunk")
+                if page.encoding not in ("PLAIN", "PLAIN_DICTIONARY"):
+                    raise UnsupportedFeatureError(f"dictionary page encoding {page.encoding}")
+                dictionary, _ = decode_plain(page.owner, page.base, page.base + len(page.data),
+                                             ptype, page.num_values, tlen)
+                dict_heap = page.owner if is_view else None
+                continue
+            n = page.num_values
+            data = page.data
+            levels = _def_levels(page, max_def)
+            if levels is not None:
+                nulls = nulls_from_def_levels(levels, max_def)
+                n_valid = n - int(np.count_nonzero(nulls))
+                if n_valid < n:
+                    any_nulls = True
+                else:
+                    nulls = None
+            else:
+                nulls, n_valid = None, n
+            pos = _values_start(page, max_def)
+            enc = page.encoding
+            if n_valid == 0:
+                values, heap = _empty(ptype), None
+            elif enc == "PLAIN":
+                if is_view:                   # views straight into the page's buffer
+                    b = page.base
+                    values, _ = decode_plain(page.owner, b + pos, b + len(data), ptype, n_valid, tlen)
+                    heap = page.owner
+                else:
+                    values, _ = decode_plain(data, pos, len(data), ptype, n_valid, tlen)
+                    heap = None
+            elif enc in _DICT_ENCODINGS:
+                if dictionary is None:
+                    raise FileFormatError("dictionary-encoded page without a dictionary page")
+                # gathered once per chunk below (indices are 4 bytes, views 16)
+                values, heap = decode_dictionary_indices(data, pos, len(data), n_valid), _INDICES
+            elif enc == "RLE" and ptype == "BOOLEAN":
+                from scan.encodings.rle import decode_rle_booleans
+                values, _ = decode_rle_booleans(data, pos, len(data), n_valid)
+                heap = None
+            elif enc in _OTHER_DECODERS:
+                values, heap = _OTHER_DECODERS[enc](data, pos, ptype, tlen, n_valid)
+            else:
+                raise UnsupportedFeatureError(f"encoding {enc} for {ptype} columns")
+            dense.append((values, heap))
+            null_parts.append(nulls)
+            page_rows.append(n)
+        except FileFormatError as e:
+            raise FileFormatError(str(e), page=page.ordinal) from None
+    total = sum(page_rows)
+    if total != num_rows:
+        raise FileFormatError(f"column chunk has {total} values, row group has {num_rows} rows")
+    if dense and all(h is _INDICES for _, h in dense):
+        idx = dense[0][0] if len(dense) == 1 else np.concatenate([v for v, _ in dense])
+        values, heap = gather(dictionary, idx), dict_heap
+    else:
+        dense = [(gather(dictionary, v), dict_heap) if h is _INDICES else (v, h) for v, h in dense]
+        values, heap = _concat(dense, ptype, is_view)
+    nulls = None
+    if any_nulls:
+        nulls = np.concatenate([m if m is not None else np.zeros(r, np.uint8)
+                                for m, r in zip(null_parts, page_rows)])
+        from scan.levels import scatter_dense
+        values = scatter_dense(values, nulls)
+    return ChunkValues(values, nulls, heap)
+
+
+def _def_levels(page, max_def):
+    if max_def == 0:
+        return None
+    from scan import levels as L
+    if page.kind == DATA_PAGE_V2:
+        return L.decode_levels_v2(page.levels, page.rep_length, page.def_length, max_def,
+                                  page.num_values)
+    if page.def_encoding == "BIT_PACKED":
+        lv, _ = L.decode_levels_bitpacked(page.data, 0, max_def, page.num_values)
+    elif page.def_encoding == "RLE":
+        lv, _ = L.decode_levels_v1(page.data, 0, max_def, page.num_values)
+    else:
+        raise UnsupportedFeatureError(f"definition level encoding {page.def_encoding}")
+    return lv
+
+
+def _values_start(page, max_def) -> int:
+    """Byte position of the values in ``page.data``."""
+    if page.kind == DATA_PAGE_V2 or max_def == 0:
+        return 0
+    data = page.data
+    if page.def_encoding == "BIT_PACKED":
+        return (page.num_values * max_def.bit_length() + 7) // 8
+    return 4 + (int(data[0]) | int(data[1]) << 8 | int(data[2]) << 16 | int(data[3]) << 24)
+
+
+def _empty(ptype):
+    if ptype in _VIEW_TYPES:
+        return np.zeros((0, 2), np.uint64)
+    return np.zeros(0, {"BOOLEAN": np.bool_, "INT32": np.int32, "INT64": np.int64,
+                        "INT96": np.int64, "FLOAT": np.float32, "DOUBLE": np.float64}[ptype])
+
+
+def _concat(dense, ptype, is_view):
+    if not dense:
+        return _empty(ptype), (np.zeros(0, np.uint8) if is_view else None)
+    if is_view:
+        from scan.views import concat_views
+        heaps = {id(h) for _, h in dense if h is not None}
+        if len(heaps) <= 1:                    # one shared heap (dictionary): no rebasing
+            heap = next((h for _, h in dense if h is not None), np.zeros(0, np.uint8))
+            values = dense[0][0] if len(dense) == 1 else np.concatenate([v for v, _ in dense])
+            return values, heap
+        return concat_views(dense)
+    if len(dense) == 1:
+        return dense[0][0], None
+    return np.concatenate([v for v, _ in dense]), None
+
+
+def _byte_stream_split(data, pos, ptype, tlen, count):
+    from scan.encodings import byte_stream_split as B
+    if ptype == "FIXED_LEN_BYTE_ARRAY":
+        views, heap, _ = B.decode_byte_stream_split_fixed(data, pos, len(data), count, tlen)
+        return views, heap
+    if ptype not in _BSS_TYPES:
+        raise UnsupportedFeatureError(f"encoding BYTE_STREAM_SPLIT for {ptype} columns")
+    values, _ = B.decode_byte_stream_split(data, pos, len(data), ptype, count)
+    return values, None
+
+
+def _delta_binary_packed(data, pos, ptype, tlen, count):
+    if ptype not in ("INT32", "INT64"):
+        raise UnsupportedFeatureError(f"encoding DELTA_BINARY_PACKED for {ptype} columns")
+    from scan.encodings.delta import decode_delta_binary_packed
+    values, _ = decode_delta_binary_packed(data, pos, len(data), count, ptype)
+    return values, None
+
+
+def _delta_length_byte_array(data, pos, ptype, tlen, count):
+    if ptype != "BYTE_ARRAY":
+        raise UnsupportedFeatureError(f"encoding DELTA_LENGTH_BYTE_ARRAY for {ptype} columns")
+    from scan.encodings.delta import decode_delta_length_byte_array
+    views, _ = decode_delta_length_byte_array(data, pos, len(data), count)
+    return views, data
+
+
+def _delta_byte_array(data, pos, ptype, tlen, count):
+    if ptype not in _VIEW_TYPES:
+        raise UnsupportedFeatureError(f"encoding DELTA_BYTE_ARRAY for {ptype} columns")
+    from scan.encodings.delta import decode_delta_byte_array
+    views, heap, _ = decode_delta_byte_array(data, pos, len(data), count)
+    if ptype == "FIXED_LEN_BYTE_ARRAY" and len(views) and \
+            np.any((views[:, 0] & np.uint64(0xFFFFFFFF)) != np.uint64(tlen)):
+        raise FileFormatError(f"DELTA_BYTE_ARRAY value length differs from type_length {tlen}")
+    return views, heap
+
+
+_OTHER_DECODERS = {"BYTE_STREAM_SPLIT": _byte_stream_split,
+                   "DELTA_BINARY_PACKED": _delta_binary_packed,
+                   "DELTA_LENGTH_BYTE_ARRAY": _delta_length_byte_array,
+                   "DELTA_BYTE_ARRAY": _delta_byte_array}

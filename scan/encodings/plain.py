@@ -1,0 +1,129 @@
+"""The PLAIN encoding for every Parquet physical type.
+
+Fixed-width values are copied out of the page (never views into it).
+BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY become (n, 2) uint64 string views whose
+long strings point into the page buffer itself (heap = ``buf``: zero copy).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from scan.errors import FileFormatError
+from scan.views import make_view
+
+JULIAN_EPOCH_DAY = 2440588          # julian day number of 1970-01-01
+NANOS_PER_DAY = 86_400_000_000_000
+
+_FIXED = {
+    "INT32": np.dtype("<i4"),
+    "INT64": np.dtype("<i8"),
+    "FLOAT": np.dtype("<f4"),
+    "DOUBLE": np.dtype("<f8"),
+}
+
+ERR_TRUNCATED_LENGTH = -1
+ERR_TRUNCATED_VALUE = -2
+ERR_NEGATIVE_LENGTH = -3
+
+
+@njit(nogil=True, cache=True)
+def _byte_array_kernel(buf, pos, end, count, out):
+    """PLAIN BYTE_ARRAY: 4-byte LE length + bytes, ``count`` times.  Views
+    point into ``buf``.  Returns the new position or a negative status."""
+    for i in range(count):
+        if pos + 4 > end:
+            return ERR_TRUNCATED_LENGTH
+        n = (np.int64(buf[pos]) | (np.int64(buf[pos + 1]) << 8)
+             | (np.int64(buf[pos + 2]) << 16) | (np.int64(buf[pos + 3]) << 24))
+        pos += 4
+        if n > 2147483647:
+            return ERR_NEGATIVE_LENGTH
+        if pos + n > end:
+            return ERR_TRUNCATED_VALUE
+        make_view(buf, pos, n, out, i)
+        pos += n
+    return pos
+
+
+@njit(nogil=True, cache=True)
+def _fixed_len_kernel(buf, pos, type_length, count, out):
+    """PLAIN FIXED_LEN_BYTE_ARRAY -> views into ``buf`` (bounds checked by the
+    caller)."""
+    for i in range(count):
+        make_view(buf, pos, type_length, out, i)
+        pos += type_length
+
+
+def _truncated(physical_type: str, count: int, need: int, have: int) -> FileFormatError:
+    return FileFormatError(
+        f"PLAIN {physical_type} data truncated: {count} values need {need} bytes, "
+        f"the page has {have}")
+
+
+def decode_plain(buf: np.ndarray, pos: int, end: int, physical_type: str,
+                 count: int, type_length: int = 0) -> tuple[np.ndarray, int]:
+    """Decode ``count`` PLAIN values of ``physical_type`` from ``buf[pos:end]``.
+
+    Returns (values, new_pos).  BOOLEAN -> bool_, INT32 -> int32, INT64 ->
+    int64, INT96 -> int64 nanoseconds since the epoch, FLOAT -> float32,
+    DOUBLE -> float64, BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY -> (n, 2) uint64
+    views with heap = ``buf``."""
+    pos, count = int(pos), int(count)
+    end = min(int(end), len(buf))
+    if count < 0 or pos < 0:
+        raise FileFormatError(f"negative value count {count} or position {pos}")
+    have = max(end - pos, 0)
+    dt = _FIXED.get(physical_type)
+    if dt is not None:
+        need = count * dt.itemsize
+        if need > have:
+            raise _truncated(physical_type, count, need, have)
+        values = buf[pos:pos + need].view(dt).astype(dt.newbyteorder("="), copy=True)
+        return values, pos + need
+    if physical_type == "BOOLEAN":
+        need = (count + 7) // 8
+        if need > have:
+            raise _truncated(physical_type, count, need, have)
+        bits = np.unpackbits(buf[pos:pos + need], bitorder="little", count=count)
+        return bits.view(np.bool_), pos + need
+    if physical_type == "BYTE_ARRAY":
+        if count * 4 > have:                 # every value has a 4-byte length
+            raise _truncated(physical_type, count, count * 4, have)
+        out = np.empty((count, 2), np.uint64)
+        new_pos = _byte_array_kernel(buf, pos, end, count, out)
+        if new_pos < 0:
+            what = {ERR_TRUNCATED_LENGTH: "a value length",
+                    ERR_TRUNCATED_VALUE: "a value",
+                    ERR_NEGATIVE_LENGTH: "a valid value length"}[int(new_pos)]
+            raise FileFormatError(
+                f"PLAIN BYTE_ARRAY data truncated: {count} values, page ends before {what}")
+        return out, int(new_pos)
+    if physical_type == "FIXED_LEN_BYTE_ARRAY":
+        type_length = int(type_length)
+        if type_length < 0:
+            raise FileFormatError(f"invalid FIXED_LEN_BYTE_ARRAY type_length {type_length}")
+        need = count * type_length
+        if need > have:
+            raise _truncated(physical_type, count, need, have)
+        out = np.empty((count, 2), np.uint64)
+        _fixed_len_kernel(buf, pos, type_length, count, out)
+        return out, pos + need
+    if physical_type == "INT96":
+        need = count * 12
+        if need > have:
+            raise _truncated(physical_type, count, need, have)
+        return int96_to_nanos(buf[pos:pos + need]), pos + need
+    raise FileFormatError(f"unknown physical type {physical_type!r}")
+
+
+def int96_to_nanos(raw: np.ndarray) -> np.ndarray:
+    """INT96 timestamps (8-byte LE nanoseconds of day, 4-byte LE julian day)
+    -> int64 nanoseconds since the epoch (the day read as uint32 and the
+    arithmetic wrapping, exactly like Arrow)."""
+    rows = raw.reshape(-1, 12)
+    nanos = np.ascontiguousarray(rows[:, :8]).view("<i8").reshape(-1).astype(np.int64)
+    days = np.ascontiguousarray(rows[:, 8:]).view("<u4").reshape(-1).astype(np.int64)
+    with np.errstate(over="ignore"):
+        return (days - JULIAN_EPOCH_DAY) * NANOS_PER_DAY + nanos

@@ -1,0 +1,157 @@
+"""Page iteration over one column chunk: headers, bounds, CRC checks and
+decompression into the parts the decoders need."""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from scan import thrift as T
+from scan.codecs import decompress
+from scan.errors import FileFormatError
+
+DATA_PAGE, INDEX_PAGE, DICTIONARY_PAGE, DATA_PAGE_V2 = 0, 1, 2, 3
+
+
+@dataclass
+class Page:
+    """One dictionary or data page, decompressed.
+
+    ``levels`` (v2 only) holds the uncompressed repetition+definition level
+    bytes; ``data`` the decompressed rest (v1: levels and values)."""
+    ordinal: int
+    kind: int
+    num_values: int
+    encoding: str
+    data: np.ndarray
+    levels: np.ndarray | None = None
+    rep_length: int = 0
+    def_length: int = 0
+    num_nulls: int | None = None
+    num_rows: int | None = None
+    def_encoding: str = "RLE"
+    rep_encoding: str = "RLE"
+    owner: np.ndarray | None = None   # the buffer ``data`` lies in (chunk or arena)
+    base: int = 0                     # offset of ``data`` in ``owner``
+
+
+class Arena:
+    """One buffer that the decompressed pages of a chunk are laid out in, so
+    string views of all pages share one heap (zero copy)."""
+
+    def __init__(self, size: int):
+        self.buf = np.empty(max(int(size), 0), dtype=np.uint8)
+        self.used = 0
+
+    def take(self, n: int):
+        """(array, base) for ``n`` bytes, or (None, 0) when full."""
+        if self.used + n > len(self.buf):
+            return None, 0
+        base = self.used
+        self.used += n
+        return self.buf[base:base + n], base
+
+
+def _int(h: dict, key: str, what: str, page: int) -> int:
+    v = h.get(key)
+    if v is None:
+        raise FileFormatError(f"{what} lacks {key}", page=page)
+    if v < 0:
+        raise FileFormatError(f"{what} has negative {key} {v}", page=page)
+    return v
+
+
+def iter_pages(buf: np.ndarray, codec: str, num_values: int, verify_checksums: bool = True,
+               arena: Arena | None = None):
+    """Yield the dictionary and data pages of a column chunk held in ``buf``.
+
+    Stops after ``num_values`` values (data pages) or at the end of the chunk;
+    index pages and unknown page types are skipped.  Errors carry the page
+    ordinal; the caller adds file, row group and column."""
+    pos, end = 0, len(buf)
+    seen = 0
+    ordinal = 0
+    while pos < end and seen < num_values:
+        try:
+            header, body_pos = T.decode_struct(buf, T.PAGE_HEADER, pos, end)
+        except FileFormatError as e:
+            raise FileFormatError(f"bad page header: {e}", page=ordinal) from None
+        ptype = header.get("type")
+        if ptype is None:
+            raise FileFormatError("page header lacks type", page=ordinal)
+        csize = _int(header, "compressed_page_size", "page header", ordinal)
+        usize = _int(header, "uncompressed_page_size", "page header", ordinal)
+        if csize > end - body_pos:
+            raise FileFormatError(f"page of {csize} bytes runs past the end of the column "
+                                  f"chunk ({end - body_pos} bytes left)", page=ordinal)
+        body = buf[body_pos:body_pos + csize]
+        pos = body_pos + csize
+        if verify_checksums and header.get("crc") is not None:
+            if zlib.crc32(body) != header["crc"] & 0xFFFFFFFF:
+                raise FileFormatError("page CRC32 checksum mismatch", page=ordinal)
+        page = _make_page(header, ptype, body, usize, codec, ordinal, buf, body_pos, arena)
+        ordinal += 1
+        if page is None:
+            continue
+        if page.kind != DICTIONARY_PAGE:
+            seen += page.num_values
+        yield page
+
+
+def _place(codec, body, usize, buf, body_pos, arena):
+    """Decompress ``body``; returns (data, owner, base)."""
+    if codec == "UNCOMPRESSED":
+        return decompress(codec, body, usize), buf, body_pos
+    out, base = arena.take(usize) if arena is not None else (None, 0)
+    data = decompress(codec, body, usize, out)
+    return data, (arena.buf if out is not None else data), base
+
+
+def _make_page(header, ptype, body, usize, codec, ordinal, buf, body_pos, arena) -> Page | None:
+    try:
+        if ptype == DICTIONARY_PAGE:
+            h = header.get("dictionary_page_header")
+            if h is None:
+                raise FileFormatError("dictionary page lacks its header", page=ordinal)
+            n = _int(h, "num_values", "dictionary page header", ordinal)
+            data, owner, base = _place(codec, body, usize, buf, body_pos, arena)
+            return Page(ordinal, ptype, n, _enc(h.get("encoding", 0)), data, owner=owner, base=base)
+        if ptype == DATA_PAGE:
+            h = header.get("data_page_header")
+            if h is None:
+                raise FileFormatError("data page lacks its header", page=ordinal)
+            n = _int(h, "num_values", "data page header", ordinal)
+            data, owner, base = _place(codec, body, usize, buf, body_pos, arena)
+            return Page(ordinal, ptype, n, _enc(h.get("encoding", 0)), data, owner=owner, base=base,
+                        def_encoding=_enc(h.get("definition_level_encoding", 3)),
+                        rep_encoding=_enc(h.get("repetition_level_encoding", 3)))
+        if ptype == DATA_PAGE_V2:
+            h = header.get("data_page_header_v2")
+            if h is None:
+                raise FileFormatError("data page v2 lacks its header", page=ordinal)
+            n = _int(h, "num_values", "data page v2 header", ordinal)
+            rl = _int(h, "repetition_levels_byte_length", "data page v2 header", ordinal)
+            dl = _int(h, "definition_levels_byte_length", "data page v2 header", ordinal)
+            if rl + dl > len(body) or rl + dl > usize:
+                raise FileFormatError(f"data page v2 level lengths {rl}+{dl} exceed the page",
+                                      page=ordinal)
+            levels = body[:rl + dl]
+            rest = body[rl + dl:]
+            compressed = h.get("is_compressed", True)
+            data, owner, base = _place(codec if compressed else "UNCOMPRESSED", rest,
+                                       usize - rl - dl, buf, body_pos + rl + dl, arena)
+            return Page(ordinal, ptype, n, _enc(h.get("encoding", 0)), data, levels=levels,
+                        owner=owner, base=base,
+                        rep_length=rl, def_length=dl, num_nulls=h.get("num_nulls"),
+                        num_rows=h.get("num_rows"))
+        return None                       # INDEX_PAGE or an unknown page type: skip
+    except FileFormatError as e:
+        if e.page is None:
+            raise FileFormatError(str(e), page=ordinal) from None
+        raise
+
+
+def _enc(code) -> str:
+    return T.enum_name(T.ENCODINGS, code, "encoding")

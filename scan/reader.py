@@ -1,0 +1,210 @@
+"""The public Parquet reader: open a file, list its columns and row groups,
+read one column chunk into engine storage (planner/types.py docstring)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from scan.codecs import check_codec
+from scan.column import decode_chunk
+from scan.errors import FileFormatError, PqdbError, UnsupportedFeatureError
+from scan.io.buffer_manager import default_buffer_manager
+from scan.io.source import as_source
+from scan.metadata import FileMetadata, footer_length, parse_footer
+
+_TAIL_READ = 64 * 1024        # speculative tail read: footer usually fits
+
+
+class ColumnData:
+    """One column of one row group in engine storage.
+
+    ``values``: numpy array (see planner/types.py); ``nulls``: None or uint8
+    (1 = null); ``heap``: uint8 array long string views point into (strings
+    and blobs only)."""
+    __slots__ = ("values", "nulls", "heap", "num_rows", "column")
+
+    def __init__(self, values, nulls, heap, num_rows, column):
+        self.values, self.nulls, self.heap = values, nulls, heap
+        self.num_rows, self.column = num_rows, column
+
+    def to_pylist(self) -> list:
+        """Python values (bytes for strings/blobs, None for nulls); for tests."""
+        if self.values.ndim == 2:
+            from scan.views import views_to_pylist
+            return views_to_pylist(self.values, self.heap, self.nulls)
+        out = self.values.tolist()
+        if self.nulls is not None:
+            for i in np.flatnonzero(self.nulls).tolist():
+                out[i] = None
+        return out
+
+    def __repr__(self) -> str:
+        return f"ColumnData({self.column.name!r}, {self.num_rows} rows, {self.values.dtype})"
+
+
+class ParquetFile:
+    """An open Parquet file: footer metadata plus column-chunk reads."""
+
+    def __init__(self, source, buffer_manager=None, verify_checksums: bool = True):
+        self.source = source
+        self.path = getattr(source, "path", str(source))
+        self.buffer_manager = buffer_manager or default_buffer_manager()
+        self.verify_checksums = verify_checksums
+        self.metadata: FileMetadata = self._read_footer()
+        self.num_rows = self.metadata.num_rows
+        self.columns = self.metadata.columns
+        self.row_groups = self.metadata.row_groups
+        self._by_name = {c.name: c.index for c in self.columns}
+        self._pads_chunks = _old_parquet_mr(self.metadata.created_by)
+
+    def _read_footer(self) -> FileMetadata:
+        size = self.source.size()
+        if size < 12:
+            raise FileFormatError(f"file too small to be Parquet ({size} bytes)", file=self.path)
+        tail_len = min(size, _TAIL_READ)
+        tail = self.buffer_manager.get(self.source, size - tail_len, tail_len)
+        n = footer_length(tail[-8:], size, self.path)
+        if n + 8 <= tail_len:
+            footer = tail[tail_len - 8 - n:tail_len - 8]
+        else:
+            footer = self.buffer_manager.get(self.source, size - 8 - n, n)
+        if bytes(self.buffer_manager.get(self.source, 0, 4)) != b"PAR1":
+            raise FileFormatError("not a Parquet file (missing PAR1 magic at start)", file=self.path)
+        self._data_end = size - 8 - n
+        return parse_footer(footer, size, self.path)
+
+    def column_index(self, name: str) -> int:
+        """Leaf index of the column called ``name`` (dotted path for nested)."""
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise ValueError(f"no column {name!r} in {self.path}") from None
+
+    def read_column(self, row_group: int, column: int) -> ColumnData:
+        """Decode one column chunk into engine storage."""
+        if not 0 <= row_group < len(self.row_groups):
+            raise ValueError(f"row group {row_group} out of range (file has {len(self.row_groups)})")
+        if not 0 <= column < len(self.columns):
+            raise ValueError(f"column {column} out of range (file has {len(self.columns)})")
+        col = self.columns[column]
+        rg = self.row_groups[row_group]
+        chunk = rg.columns[column]
+        reason = col.unsupported_reason
+        if reason is not None:
+            raise UnsupportedFeatureError(reason)
+        if chunk.encrypted:
+            raise UnsupportedFeatureError(f"encrypted column {col.name!r} (modular encryption)")
+        if chunk.file_path:
+            raise UnsupportedFeatureError(f"column chunk in external file {chunk.file_path!r}")
+        check_codec(chunk.codec)
+        ctx = dict(file=self.path, row_group=row_group, column=col.name)
+        if rg.num_rows == 0:
+            return ColumnData(*_empty_storage(col), 0, col)
+        if chunk.start < 4 or chunk.length <= 0 or chunk.start + chunk.length > self._data_end:
+            raise FileFormatError(f"column chunk byte range {chunk.start}+{chunk.length} lies "
+                                  f"outside the data region 4..{self._data_end}", **ctx)
+        length = chunk.length
+        if self._pads_chunks:       # PARQUET-816: dictionary header not counted
+            length = min(length + _MAX_DICT_HEADER, self._data_end - chunk.start)
+        buf = self.buffer_manager.get(self.source, chunk.start, length)
+        try:
+            raw = decode_chunk(buf, col, chunk, rg.num_rows, self.verify_checksums)
+            values, heap = to_storage(raw.values, raw.heap, col)
+        except FileFormatError as e:
+            raise FileFormatError(_bare(e), page=e.page, **ctx) from None
+        except PqdbError:
+            raise
+        except (ValueError, IndexError, OverflowError, TypeError, MemoryError) as e:
+            raise FileFormatError(f"corrupt column chunk ({type(e).__name__}: {e})", **ctx) from None
+        return ColumnData(values, raw.nulls, heap, rg.num_rows, col)
+
+    def read_column_by_name(self, row_group: int, name: str) -> ColumnData:
+        return self.read_column(row_group, self.column_index(name))
+
+    def close(self) -> None:
+        self.source.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self) -> str:
+        return (f"ParquetFile({self.path!r}, {self.num_rows} rows, {len(self.columns)} columns, "
+                f"{len(self.row_groups)} row groups)")
+
+
+def open_parquet(path_or_source, buffer_manager=None, verify_checksums: bool = True) -> ParquetFile:
+    """Open a Parquet file (path or ByteSource): reads and validates the footer."""
+    return ParquetFile(as_source(path_or_source), buffer_manager, verify_checksums)
+
+
+_MAX_DICT_HEADER = 100
+
+
+def _old_parquet_mr(created_by) -> bool:
+    """parquet-mr before 1.2.9 left the dictionary page header out of
+    total_compressed_size (PARQUET-816); readers pad the chunk range."""
+    if not created_by or not created_by.startswith("parquet-mr"):
+        return False
+    m = re.match(r"parquet-mr(?: version)? (\d+)\.(\d+)\.(\d+)", created_by)
+    return m is None or tuple(int(g) for g in m.groups()) < (1, 2, 9)
+
+
+def _bare(e: FileFormatError) -> str:
+    text = str(e)
+    if e.page is not None and text.endswith(f" (page {e.page})"):
+        text = text[:-len(f" (page {e.page})")]
+    return text
+
+
+_INT_CASTS = {"int8": np.int8, "int16": np.int16, "uint8": np.uint8, "uint16": np.uint16}
+
+
+def to_storage(values: np.ndarray, heap, col):
+    """Physical values -> engine storage for ``col.type_name``; returns (values, heap)."""
+    t = col.type_name
+    if t in _INT_CASTS:
+        return values.astype(_INT_CASTS[t]), None
+    if t == "uint32":
+        return values.view(np.uint32), None
+    if t == "uint64":
+        return values.view(np.uint64), None
+    if t == "time_us" or t.startswith("timestamp"):
+        if col.time_unit == "MILLIS":
+            return values.astype(np.int64) * 1000, None
+        if col.time_unit == "NANOS" and t == "time_us":
+            return values // 1000, None
+        return values, None
+    if t.startswith("decimal"):
+        wide = col.precision > 18
+        if col.physical_type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
+            from scan.views import decimal_from_be_bytes, decimal_from_be_bytes_wide
+            fn = decimal_from_be_bytes_wide if wide else decimal_from_be_bytes
+            return fn(values, heap, col.type_length), None
+        if wide:
+            out = np.empty(len(values), dtype=object)
+            out[:] = values.tolist()
+            return out, None
+        return values.astype(np.int64, copy=False), None
+    if col.physical_type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
+        return values, heap if heap is not None else np.zeros(0, np.uint8)
+    return values, None
+
+
+_EMPTY_DTYPES = {"boolean": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int32,
+                 "int64": np.int64, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32,
+                 "uint64": np.uint64, "float32": np.float32, "float64": np.float64,
+                 "date": np.int32}
+
+
+def _empty_storage(col):
+    t = col.type_name
+    if t in ("string", "blob"):
+        return np.zeros((0, 2), np.uint64), None, np.zeros(0, np.uint8)
+    if t.startswith("decimal") and col.precision > 18:
+        return np.zeros(0, object), None, None
+    return np.zeros(0, _EMPTY_DTYPES.get(t, np.int64)), None, None
