@@ -1,0 +1,13 @@
+"""Vectorized expression evaluation (bound planner.expressions over Blocks).
+
+    evaluate(expr, block) -> Vector
+    evaluate_predicate(expr, block) -> bool ndarray (rows where expr is TRUE)
+    literal_vector(value, type, n) -> Vector
+    cast_vector(vector, type) -> Vector
+"""
+
+from engine.expr.cast import cast_vector
+from engine.expr.evaluate import evaluate, evaluate_predicate, truth
+from engine.expr.vectors import literal_vector
+
+__all__ = ["evaluate", "evaluate_predicate", "literal_vector", "cast_vector", "truth"]

@@ -1,0 +1,323 @@
+"""Arithmetic, comparison, abs and round over whole vectors.
+
+Exact types never wrap: BIGINT and narrow DECIMAL use overflow-checked numba
+kernels, narrower integers are computed in int64 and range-checked, wide
+DECIMAL/HUGEINT use Python ints in object arrays.  Division and modulo by
+zero give NULL.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.block import Vector
+from engine.errors import ArithmeticOverflowError, UnsupportedFeatureError
+from engine.expr import numeric_kernels as nk
+from engine.expr.cast import (_check_int_range, _check_precision, cast_vector,
+                              rescale, to_float64, valid_mask)
+from engine.expr.vectors import as_nulls, clean_object, merge_nulls, null_bool
+from engine.kernels import strings as sk
+from planner.types import (BIGINT, DOUBLE, DataType, common_type, decimal_of)
+
+_OPS = {"add": "+", "sub": "-", "mul": "*"}
+
+
+def _overflow(op, typ, a, b):
+    return ArithmeticOverflowError(f"Overflow in {op} of {typ} ({a} {_OPS.get(op, op)} {b})")
+
+
+def _exact_values(vec: Vector, as_decimal: DataType | None, scale: int):
+    """Integer data of vec at ``scale`` (object for wide types)."""
+    data = clean_object(vec) if vec.data.dtype == object else vec.data
+    src_scale = vec.type.scale if vec.type.is_decimal else 0
+    valid = valid_mask(vec)
+    if data.dtype == np.bool_:
+        data = data.astype(np.int64)
+    if as_decimal is not None and as_decimal.numpy_dtype == object and data.dtype != object:
+        data = data.astype(object)
+    if data.dtype == np.uint64 and data.dtype != object:
+        data = data.astype(object)
+    return rescale(data, src_scale, scale, valid)
+
+
+def arithmetic(op: str, args: list[Vector], out_type: DataType) -> Vector:
+    a, b = args
+    n = len(a.data)
+    nulls = merge_nulls(a.nulls, b.nulls)
+    if a.type.is_temporal or b.type.is_temporal:
+        return _temporal_arithmetic(op, a, b, out_type, nulls)
+    if op == "div" or out_type.is_float or op == "intdiv" and not out_type.is_integer:
+        return _float_arithmetic(op, a, b, out_type, nulls)
+    valid = ~null_bool(nulls, n)
+    if out_type.is_decimal:
+        if op == "mul":
+            sa = a.type.scale if a.type.is_decimal else 0
+            sb = b.type.scale if b.type.is_decimal else 0
+            x = _exact_values(a, out_type, sa)
+            y = _exact_values(b, out_type, sb)
+            res_scale = sa + sb
+        else:
+            res_scale = out_type.scale
+            x = _exact_values(a, out_type, res_scale)
+            y = _exact_values(b, out_type, res_scale)
+    else:
+        x = _exact_values(a, out_type, 0)
+        y = _exact_values(b, out_type, 0)
+    if x.dtype == object or y.dtype == object or out_type.numpy_dtype == object:
+        res, nulls = _object_op(op, x.astype(object), y.astype(object), nulls, valid)
+    else:
+        res, nulls = _int64_op(op, x.astype(np.int64), y.astype(np.int64), nulls, valid, out_type)
+    valid = ~null_bool(nulls, n)
+    if out_type.is_decimal:
+        if op == "mul" and res_scale != out_type.scale:
+            res = rescale(res, res_scale, out_type.scale, valid, out_type)
+        _check_precision(res, out_type.precision, valid, out_type)
+        if out_type.numpy_dtype != object and res.dtype == object:
+            res = _int64_from_object(res, valid)
+    else:
+        _check_int_range(res, out_type, valid)
+        if res.dtype == object and out_type.numpy_dtype != object:
+            res = _int64_from_object(res, valid, out_type.numpy_dtype)
+        res = res.astype(out_type.numpy_dtype) if res.dtype != object else res
+    return Vector(out_type, res, nulls)
+
+
+def _int64_from_object(res, valid, dtype=np.int64):
+    out = np.zeros(len(res), dtype)
+    out[valid] = res[valid].astype(dtype)
+    return out
+
+
+def _int64_op(op, x, y, nulls, valid, out_type):
+    if op in ("add", "sub", "mul"):
+        fn = {"add": nk.checked_add, "sub": nk.checked_sub, "mul": nk.checked_mul}[op]
+        res, bad = fn(x, y, valid)
+        if bad >= 0:
+            raise _overflow(op, out_type, x[bad], y[bad])
+        return res, nulls
+    zero = valid & (y == 0)
+    if zero.any():
+        nulls = merge_nulls(nulls, zero.astype(np.uint8))
+    y = np.where(y == 0, 1, y)
+    if op == "mod":
+        with np.errstate(all="ignore"):
+            return np.fmod(x, y), nulls
+    if op == "intdiv":
+        if (valid & (x == np.iinfo(np.int64).min) & (y == -1)).any():
+            raise _overflow(op, out_type, x.min(), -1)
+        q = np.abs(x) // np.abs(y)
+        return np.where((x < 0) != (y < 0), -q, q), nulls
+    raise UnsupportedFeatureError(f"function {op} on {out_type}")
+
+
+def _object_op(op, x, y, nulls, valid):
+    if op == "add":
+        return x + y, nulls
+    if op == "sub":
+        return x - y, nulls
+    if op == "mul":
+        return x * y, nulls
+    is_zero = (y == 0).astype(bool)
+    zero = valid & is_zero
+    if zero.any():
+        nulls = merge_nulls(nulls, zero.astype(np.uint8))
+    if is_zero.any():
+        y = y.copy()
+        y[is_zero] = 1
+    ax, ay = np.abs(x), np.abs(y)
+    neg = ((x < 0) != (y < 0)).astype(bool)
+    if op == "intdiv":
+        q = ax // ay
+        q[neg] = -q[neg]
+        return q, nulls
+    if op == "mod":
+        r = ax % ay
+        xneg = (x < 0).astype(bool)
+        r[xneg] = -r[xneg]
+        return r, nulls
+    raise UnsupportedFeatureError(f"function {op}")
+
+
+def _float_arithmetic(op, a, b, out_type, nulls):
+    x = to_float64(a)
+    y = to_float64(b)
+    n = len(x)
+    valid = ~null_bool(nulls, n)
+    with np.errstate(all="ignore"):
+        if op == "add":
+            r = x + y
+        elif op == "sub":
+            r = x - y
+        elif op == "mul":
+            r = x * y
+        else:
+            zero = valid & (y == 0)
+            if zero.any():
+                nulls = merge_nulls(nulls, zero.astype(np.uint8))
+            y = np.where(y == 0, 1.0, y)
+            if op in ("div", "intdiv"):
+                r = x / y
+            elif op == "mod":
+                r = np.fmod(x, y)
+            else:
+                raise UnsupportedFeatureError(f"function {op}")
+    if out_type.is_float:
+        return Vector(out_type, r.astype(out_type.numpy_dtype), nulls)
+    return cast_vector(Vector(DOUBLE, r, nulls), out_type)
+
+
+def _temporal_arithmetic(op, a, b, out_type, nulls):
+    """DATE +/- integer days, DATE - DATE (days), TIMESTAMP - TIMESTAMP."""
+    if op == "sub" and a.type == b.type and a.type.id == "DATE":
+        r = a.data.astype(np.int64) - b.data.astype(np.int64)
+        return cast_vector(Vector(BIGINT, r, nulls), out_type)
+    if op in ("add", "sub") and a.type.id == "DATE" and b.type.is_integer:
+        d = b.data.astype(np.int64)
+        r = a.data.astype(np.int64) + (d if op == "add" else -d)
+        return cast_vector(Vector(a.type, r.astype(np.int32), nulls), out_type)
+    if op == "add" and b.type.id == "DATE" and a.type.is_integer:
+        return _temporal_arithmetic(op, b, a, out_type, nulls)
+    if op == "sub" and a.type.id in ("TIMESTAMP", "TIMESTAMPTZ") and a.type == b.type:
+        return Vector(out_type, a.data - b.data, nulls)
+    raise UnsupportedFeatureError(f"function {op} on {a.type} and {b.type}")
+
+
+def negate(v: Vector, out_type: DataType) -> Vector:
+    v = cast_vector(v, out_type) if v.type != out_type and not v.type.is_decimal else v
+    if v.data.dtype == object:
+        return Vector(out_type, -clean_object(v), v.nulls)
+    if v.type.is_float:
+        return Vector(out_type, -v.data, v.nulls)
+    valid = valid_mask(v)
+    data = v.data
+    if data.dtype.kind == "u":
+        data = data.astype(np.int64)
+    if data.dtype.kind in "iu":
+        lo = np.iinfo(v.data.dtype).min if v.data.dtype.kind == "i" else 0
+        bad = np.flatnonzero(valid & (v.data == lo)) if lo != 0 or v.type.is_integer else []
+        if len(bad) and v.type.is_integer and lo != 0:
+            raise ArithmeticOverflowError(f"Overflow in negation of {v.type} ({lo})")
+    return Vector(out_type, (-data).astype(out_type.numpy_dtype), v.nulls)
+
+
+def absolute(v: Vector, out_type: DataType) -> Vector:
+    if v.data.dtype == object:
+        return Vector(out_type, np.abs(clean_object(v)), v.nulls)
+    if v.type.is_integer and v.data.dtype.kind == "i":
+        lo = np.iinfo(v.data.dtype).min
+        if (valid_mask(v) & (v.data == lo)).any():
+            raise ArithmeticOverflowError(f"Overflow on abs({lo})")
+    res = np.abs(v.data)
+    out = Vector(v.type, res, v.nulls)
+    return cast_vector(out, out_type) if out_type != v.type else out
+
+
+def round_vector(v: Vector, digits: int, out_type: DataType) -> Vector:
+    """round(x, digits): half away from zero (DuckDB) for doubles and decimals;
+    a decimal result keeps the scale of out_type."""
+    if v.type.is_decimal:
+        valid = valid_mask(v)
+        data = clean_object(v) if v.data.dtype == object else v.data
+        s = v.type.scale
+        keep = max(min(digits, s), -v.type.precision)
+        if keep < s:
+            step = s - keep
+            if data.dtype == object:
+                p = 10 ** step
+                r = np.array([(abs(int(x)) + p // 2) // p * (1 if x >= 0 else -1) for x in data], dtype=object)
+            else:
+                r = nk.round_div_pow(data.astype(np.int64), np.int64(10 ** step)) if step <= 18 else np.zeros(len(data), np.int64)
+            cur = keep
+        else:
+            r, cur = data, s
+        target_scale = out_type.scale if out_type.is_decimal else cur
+        r = rescale(r, cur, target_scale, valid, out_type)
+        if out_type.is_decimal:
+            return Vector(out_type, r.astype(out_type.numpy_dtype) if r.dtype != object and out_type.numpy_dtype != object else r, v.nulls)
+        dec = Vector(DataType("DECIMAL", 38 if r.dtype == object else 18, target_scale), r, v.nulls)
+        return cast_vector(dec, out_type)
+    if v.type.is_integer:
+        if digits >= 0:
+            return cast_vector(v, out_type)
+        dec = cast_vector(v, decimal_of(v.type) if v.type.id != "BIGINT" else DataType("DECIMAL", 18, 0))
+        return round_vector(dec, digits, out_type)
+    x = to_float64(v)
+    scale = 10.0 ** digits
+    with np.errstate(all="ignore"):
+        y = x * scale
+        r = np.trunc(y + np.copysign(0.5, y)) / scale
+        r = np.where(np.isfinite(r), r, x)
+    return Vector(out_type, r.astype(out_type.numpy_dtype) if out_type.is_float else r, v.nulls) \
+        if out_type.is_float else cast_vector(Vector(DOUBLE, r, v.nulls), out_type)
+
+
+# ---------------------------------------------------------------- comparison
+_NUMPY_CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less,
+              "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal}
+
+
+def _from_sign(op, sign):
+    if op == "eq":
+        return sign == 0
+    if op == "ne":
+        return sign != 0
+    if op == "lt":
+        return sign < 0
+    if op == "le":
+        return sign <= 0
+    if op == "gt":
+        return sign > 0
+    return sign >= 0
+
+
+def align_for_compare(a: Vector, b: Vector):
+    """Both operands in one comparable storage (rescaled decimals, common type)."""
+    if a.type == b.type:
+        return a, b
+    if a.type.is_string and b.type.is_string:
+        return a, b
+    if a.type.id == "NULL" or b.type.id == "NULL":
+        return a, b
+    try:
+        t = common_type(a.type, b.type)
+    except TypeError:
+        raise UnsupportedFeatureError(f"comparison of {a.type} and {b.type}") from None
+    return cast_vector(a, t), cast_vector(b, t)
+
+
+def compare(op: str, a: Vector, b: Vector, b_const=None) -> Vector:
+    """op in eq ne lt le gt ge; b_const: the Python value of b when it is a
+    literal string (fast path against one constant view)."""
+    from planner.types import BOOLEAN
+    n = len(a.data)
+    nulls = merge_nulls(a.nulls, b.nulls)
+    if a.type.id == "NULL" or b.type.id == "NULL":
+        return Vector(BOOLEAN, np.zeros(n, np.bool_), np.ones(n, np.uint8))
+    a, b = align_for_compare(a, b)
+    if a.type.is_string:
+        ha = sk.as_heap(a.heap)
+        va = np.ascontiguousarray(a.data)
+        if b_const is not None:
+            w = sk.views_from_pylist([b_const])
+            c0, c1, hc = w[0][0, 0], w[0][0, 1], w[1]
+            if op in ("eq", "ne"):
+                eq = sk.equal_views_const(va, ha, c0, c1, hc)
+                res = eq if op == "eq" else ~eq
+            else:
+                res = _from_sign(op, sk.compare_views_const(va, ha, c0, c1, hc))
+        else:
+            vb = np.ascontiguousarray(b.data)
+            hb = sk.as_heap(b.heap)
+            if op in ("eq", "ne"):
+                eq = sk.equal_views(va, ha, vb, hb)
+                res = eq if op == "eq" else ~eq
+            else:
+                res = _from_sign(op, sk.compare_views(va, ha, vb, hb))
+        return Vector(BOOLEAN, res, nulls)
+    x, y = a.data, b.data
+    if x.dtype == object or y.dtype == object:
+        x, y = clean_object(a), clean_object(b)
+        res = _NUMPY_CMP[op](x, y).astype(np.bool_)
+    else:
+        res = _NUMPY_CMP[op](x, y)
+    return Vector(BOOLEAN, res, nulls)

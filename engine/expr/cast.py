@@ -1,0 +1,354 @@
+"""CAST between SQL types, per block (DuckDB semantics: decimal rounding half
+away from zero, double -> integer rounding half to even, range checks)."""
+
+from __future__ import annotations
+
+import decimal
+
+import numpy as np
+
+from engine.block import Vector
+from engine.errors import ArithmeticOverflowError, ExecutionError, UnsupportedFeatureError
+from engine.expr import numeric_kernels as nk
+from engine.expr.vectors import clean_object, flat, null_bool, string_vector
+from engine.kernels import dates as dk
+from engine.kernels import strings as sk
+from planner.types import DataType
+
+_INT_RANGE = {
+    "TINYINT": (-2**7, 2**7 - 1), "SMALLINT": (-2**15, 2**15 - 1),
+    "INTEGER": (-2**31, 2**31 - 1), "BIGINT": (-2**63, 2**63 - 1),
+    "HUGEINT": (-2**127, 2**127 - 1),
+    "UTINYINT": (0, 2**8 - 1), "USMALLINT": (0, 2**16 - 1),
+    "UINTEGER": (0, 2**32 - 1), "UBIGINT": (0, 2**64 - 1),
+}
+_DUCK_INT_NAME = {"TINYINT": "INT8", "SMALLINT": "INT16", "INTEGER": "INT32",
+                  "BIGINT": "INT64", "HUGEINT": "INT128", "UTINYINT": "UINT8",
+                  "USMALLINT": "UINT16", "UINTEGER": "UINT32", "UBIGINT": "UINT64"}
+_TS = ("TIMESTAMP", "TIMESTAMPTZ")
+
+
+def valid_mask(vec: Vector) -> np.ndarray:
+    return ~null_bool(vec.nulls, len(vec.data))
+
+
+def _overflow(value, target: DataType):
+    return ArithmeticOverflowError(f"Could not cast value {value} to {target}")
+
+
+def to_float64(vec: Vector) -> np.ndarray:
+    """float64 values of a numeric/bool vector (decimals divided by 10**scale)."""
+    t = vec.type
+    if t.is_decimal:
+        data = clean_object(vec) if vec.data.dtype == object else vec.data
+        return data.astype(np.float64) / (10.0 ** t.scale)
+    if vec.data.dtype == object:
+        return clean_object(vec).astype(np.float64)
+    return vec.data.astype(np.float64)
+
+
+def rescale(data: np.ndarray, from_scale: int, to_scale: int, valid: np.ndarray,
+            target: DataType | None = None) -> np.ndarray:
+    """Scaled integers moved to another scale: exact when growing (overflow is
+    an error), rounded half away from zero when shrinking.  Object arrays
+    (wide decimals) use Python ints."""
+    if from_scale == to_scale:
+        return data
+    if data.dtype == object:
+        if to_scale > from_scale:
+            return data * (10 ** (to_scale - from_scale))
+        p = 10 ** (from_scale - to_scale)
+        return np.array([_round_div(int(v), p) for v in data], dtype=object)
+    if to_scale > from_scale:
+        k = to_scale - from_scale
+        if k > 18:
+            bad = nk.checked_bound(data, 1, valid)
+            if bad >= 0:
+                raise _overflow(data[bad], target or "DECIMAL")
+            return np.zeros_like(data)
+        factor = np.full(len(data), 10 ** k, np.int64)
+        out, bad = nk.checked_mul(data.astype(np.int64), factor, valid)
+        if bad >= 0:
+            raise _overflow(data[bad], target or f"DECIMAL with scale {to_scale}")
+        return out
+    k = from_scale - to_scale
+    if k > 18:
+        return np.zeros(len(data), np.int64)
+    return nk.round_div_pow(data.astype(np.int64), np.int64(10 ** k))
+
+
+def _round_div(v: int, p: int) -> int:
+    q, r = divmod(abs(v), p)
+    if 2 * r >= p:
+        q += 1
+    return -q if v < 0 else q
+
+
+def _check_precision(data, precision, valid, target):
+    if data.dtype == object:
+        limit = 10 ** precision
+        bad = np.flatnonzero(valid & ((data >= limit) | (data <= -limit)).astype(bool))
+        if len(bad):
+            raise _overflow(data[bad[0]], target)
+        return
+    if precision < 19:
+        bad = nk.checked_bound(data, np.int64(10 ** precision), valid)
+        if bad >= 0:
+            raise _overflow(data[bad], target)
+
+
+def _check_int_range(values, target: DataType, valid, shown=None):
+    lo, hi = _INT_RANGE[target.id]
+    if values.dtype == object:
+        bad_mask = valid & ((values < lo) | (values > hi)).astype(bool)
+    else:
+        if values.dtype.kind == "f":
+            bad_mask = valid & ~((values >= lo) & (values <= hi))
+        else:
+            info = np.iinfo(values.dtype)
+            if info.min >= lo and info.max <= hi:
+                return
+            bad_mask = valid & ((values < lo) | (values > hi))
+    bad = np.flatnonzero(bad_mask)
+    if len(bad):
+        v = (shown if shown is not None else values)[bad[0]]
+        raise _overflow(v, target)
+
+
+def _to_storage(values, target: DataType, valid) -> np.ndarray:
+    """Integer-valued array (int64/object/float) into the target's storage."""
+    dtype = target.numpy_dtype
+    if dtype == object:
+        if values.dtype == object:
+            return values
+        if values.dtype.kind == "f":
+            return np.array([int(v) if ok else 0 for v, ok in zip(values, valid)], dtype=object)
+        return values.astype(object)
+    if values.dtype == object:
+        out = np.zeros(len(values), dtype)
+        out[valid] = values[valid].astype(dtype)
+        return out
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = values.astype(dtype)
+    return out
+
+
+def cast_vector(vec: Vector, target: DataType) -> Vector:
+    """vec converted to ``target`` (a new Vector; input untouched)."""
+    src = vec.type
+    if src == target:
+        return vec
+    n = len(vec.data)
+    if src.id == "NULL":
+        from engine.expr.vectors import literal_vector
+        return literal_vector(None, target, n)
+    if src.is_string and target.is_string:
+        return Vector(target, vec.data, vec.nulls, vec.heap)
+    if target.is_string:
+        return _to_string(vec, target)
+    if src.is_string:
+        return _from_string(vec, target)
+    valid = valid_mask(vec)
+    data = vec.data
+    if data.dtype == object:
+        data = clean_object(vec)
+    tid = target.id
+    if tid == "BOOLEAN":
+        if src.is_numeric or src.id == "BOOLEAN":
+            return Vector(target, (to_float64(vec) if src.is_decimal else data) != 0, vec.nulls)
+    elif target.is_integer:
+        if src.is_integer or src.id == "BOOLEAN":
+            if data.dtype == np.bool_:
+                data = data.astype(np.int8)
+            _check_int_range(data, target, valid)
+            return Vector(target, _to_storage(data, target, valid), vec.nulls)
+        if src.is_float:
+            r = np.rint(data.astype(np.float64))
+            _check_int_range(r, target, valid, shown=data)
+            return Vector(target, _to_storage(r, target, valid), vec.nulls)
+        if src.is_decimal:
+            r = rescale(data, src.scale, 0, valid)
+            _check_int_range(r, target, valid)
+            return Vector(target, _to_storage(r, target, valid), vec.nulls)
+    elif target.is_float:
+        if src.is_numeric or src.id == "BOOLEAN":
+            return Vector(target, to_float64(vec).astype(target.numpy_dtype), vec.nulls)
+    elif target.is_decimal:
+        wide = target.is_wide_decimal
+        if src.is_integer or src.id == "BOOLEAN":
+            d = data.astype(object) if wide or data.dtype == np.uint64 else data.astype(np.int64)
+            r = rescale(d, 0, target.scale, valid, target)
+        elif src.is_decimal:
+            d = data.astype(object) if wide else data
+            r = rescale(d, src.scale, target.scale, valid, target)
+        elif src.is_float:
+            f = data.astype(np.float64) * (10.0 ** target.scale)
+            f = np.trunc(f + np.copysign(0.5, f))
+            bad = np.flatnonzero(valid & ~(np.abs(f) < 10.0 ** min(target.precision, 18)))
+            if len(bad) and not wide:
+                raise _overflow(data[bad[0]], target)
+            r = _to_storage(f, DataType("HUGEINT") if wide else DataType("BIGINT"), valid)
+        else:
+            r = None
+        if r is not None:
+            _check_precision(r, target.precision, valid, target)
+            if not wide and r.dtype == object:
+                r = _to_storage(r, DataType("BIGINT"), valid)
+            return Vector(target, r, vec.nulls)
+    elif tid == "DATE":
+        if src.id in _TS:
+            return Vector(target, np.floor_divide(data, dk.MICROS_PER_DAY).astype(np.int32), vec.nulls)
+        if src.id == "TIMESTAMP_NS":
+            return Vector(target, np.floor_divide(data, dk.MICROS_PER_DAY * 1000).astype(np.int32), vec.nulls)
+    elif tid in _TS or tid == "TIMESTAMP_NS":
+        mult = 1000 if tid == "TIMESTAMP_NS" else 1
+        if src.id == "DATE":
+            return Vector(target, data.astype(np.int64) * (dk.MICROS_PER_DAY * mult), vec.nulls)
+        if src.id in _TS:
+            return Vector(target, data.astype(np.int64) * mult, vec.nulls)
+        if src.id == "TIMESTAMP_NS":
+            return Vector(target, np.floor_divide(data, 1000 // mult), vec.nulls)
+    elif tid == "TIME" and src.id in _TS:
+        return Vector(target, np.mod(data, dk.MICROS_PER_DAY), vec.nulls)
+    raise UnsupportedFeatureError(f"cast from {src} to {target}")
+
+
+# ---------------------------------------------------------------- to text
+def _pylist_vector(target, strings, nulls):
+    views, heap, _ = sk.views_from_pylist(strings)
+    return Vector(target, views, nulls, heap)
+
+
+def _to_string(vec: Vector, target: DataType) -> Vector:
+    src = vec.type
+    data = vec.data
+    nulls = vec.nulls
+    if src.id == "BOOLEAN":
+        words = np.array([b"false", b"true"], dtype=object)
+        parts = words[data.astype(np.int64)]
+        return _pylist_vector(target, list(parts), nulls)
+    if src.is_decimal and data.dtype == object or src.id == "HUGEINT":
+        vals = clean_object(vec)
+        return _pylist_vector(target, [_format_decimal(int(v), src.scale) for v in vals], nulls)
+    if src.is_decimal or src.is_integer and data.dtype != np.uint64:
+        offsets, buf = nk.format_scaled(data.astype(np.int64), src.scale if src.is_decimal else 0)
+        return string_vector(target, offsets, buf, nulls)
+    if src.id == "UBIGINT":
+        return _pylist_vector(target, [str(int(v)) for v in data], nulls)
+    if src.id == "DOUBLE":
+        return _pylist_vector(target, [repr(float(v)) for v in data], nulls)
+    if src.id == "FLOAT":
+        return _pylist_vector(target, [str(v) for v in data.astype(np.float32)], nulls)
+    if src.id == "DATE":
+        offsets, buf = dk.format_dates(data.astype(np.int64), np.zeros(0, np.int64), False)
+        return string_vector(target, offsets, buf, nulls)
+    if src.id in _TS or src.id == "TIMESTAMP_NS":
+        micros = data if src.id in _TS else np.floor_divide(data, 1000)
+        offsets, buf = dk.format_dates(np.zeros(0, np.int64), micros.astype(np.int64), True)
+        return string_vector(target, offsets, buf, nulls)
+    if src.id == "TIME":
+        offsets, buf = dk.format_dates(np.zeros(0, np.int64), data.astype(np.int64), True)
+        strings = sk.views_to_pylist(sk.views_from_flat(offsets, buf), buf)
+        return _pylist_vector(target, [s[11:] for s in strings], nulls)
+    if src.id == "NULL":
+        from engine.expr.vectors import literal_vector
+        return literal_vector(None, target, len(data))
+    raise UnsupportedFeatureError(f"cast from {src} to {target}")
+
+
+def _format_decimal(v: int, scale: int) -> str:
+    if scale == 0:
+        return str(v)
+    s = str(abs(v)).rjust(scale + 1, "0")
+    return ("-" if v < 0 else "") + s[:-scale] + "." + s[-scale:]
+
+
+# ---------------------------------------------------------------- from text
+def _bad(value, target: DataType):
+    name = _DUCK_INT_NAME.get(target.id, str(target))
+    return ExecutionError(f"Could not convert string '{value}' to {name}")
+
+
+def _row_strings(vec: Vector, rows: np.ndarray) -> list:
+    return sk.views_to_pylist(np.ascontiguousarray(vec.data[rows]), vec.heap)
+
+
+def _py_number(text: str, scale: int):
+    """Python fallback parse of a number to an int scaled by 10**scale."""
+    t = text.strip()
+    try:
+        if t.lower().startswith(("0x", "-0x", "+0x")):
+            return int(t, 16) * 10 ** scale
+        d = decimal.Decimal(t)
+        if not d.is_finite():
+            return None
+        q = d.scaleb(scale).quantize(decimal.Decimal(1), rounding=decimal.ROUND_HALF_UP)
+        return int(q)
+    except (decimal.InvalidOperation, ValueError):
+        return None
+
+
+def _from_string(vec: Vector, target: DataType) -> Vector:
+    valid = valid_mask(vec)
+    offsets, buf = flat(vec)
+    tid = target.id
+    if target.is_integer or target.is_decimal:
+        scale = target.scale if target.is_decimal else 0
+        values, ok = nk.parse_scaled(offsets, buf, scale)
+        bad_rows = np.flatnonzero(valid & ~ok)
+        wide = target.numpy_dtype == object or target.is_integer and target.id in ("UBIGINT",)
+        if wide:
+            values = values.astype(object)
+        if len(bad_rows):
+            texts = _row_strings(vec, bad_rows)
+            if not wide:
+                values = values.astype(object)
+            for r, t in zip(bad_rows.tolist(), texts):
+                v = _py_number(t, scale)
+                if v is None:
+                    raise _bad(t, target)
+                values[r] = v
+        if target.is_integer:
+            _check_int_range(values, target, valid)
+        else:
+            _check_precision(values, target.precision, valid, target)
+        return Vector(target, _to_storage(values, target, valid), vec.nulls)
+    if target.is_float:
+        width = int(np.max(np.diff(offsets))) if len(offsets) > 1 else 1
+        fixed = nk.pad_fixed(offsets, buf, max(width, 1))
+        strs = fixed.view(f"S{max(width, 1)}").ravel()
+        try:
+            vals = strs.astype(np.float64)
+        except ValueError:
+            vals = np.zeros(len(strs), np.float64)
+            for i in np.flatnonzero(valid).tolist():
+                text = strs[i].decode("utf-8", "replace")
+                try:
+                    vals[i] = float(text)
+                except ValueError:
+                    raise _bad(text, target) from None
+        return Vector(target, vals.astype(target.numpy_dtype), vec.nulls)
+    if tid == "BOOLEAN":
+        words = [None if w is None else w.strip().lower()
+                 for w in sk.views_to_pylist(vec.data, vec.heap, vec.nulls)]
+        out = np.zeros(len(words), np.bool_)
+        for i, w in enumerate(words):
+            if w is None:
+                continue
+            if w in ("true", "t", "1", "yes", "y", "on"):
+                out[i] = True
+            elif w not in ("false", "f", "0", "no", "n", "off"):
+                raise _bad(w, target)
+        return Vector(target, out, vec.nulls)
+    if tid == "DATE" or tid in _TS or tid == "TIMESTAMP_NS":
+        want_time = tid != "DATE"
+        values, ok = dk.parse_datetimes(offsets, buf, want_time)
+        bad = np.flatnonzero(valid & ~ok)
+        if len(bad):
+            raise _bad(_row_strings(vec, bad[:1])[0], target)
+        if tid == "DATE":
+            return Vector(target, values.astype(np.int32), vec.nulls)
+        if tid == "TIMESTAMP_NS":
+            values = values * 1000
+        return Vector(target, values, vec.nulls)
+    raise UnsupportedFeatureError(f"cast from {vec.type} to {target}")

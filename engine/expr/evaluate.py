@@ -1,0 +1,318 @@
+"""The vectorized expression evaluator: a bound Expr over a Block -> Vector.
+
+Dispatch is by ``Call.func`` (planner/expressions.py lists them).  Logic uses
+SQL three-valued logic; CASE and COALESCE evaluate a branch only on the rows
+that reach it, so a branch's errors cannot fire on rows it does not produce.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.block import Block, Vector
+from engine.errors import UnsupportedFeatureError
+from engine.expr import arith, datefuncs, strfuncs
+from engine.expr.cast import cast_vector, valid_mask
+from engine.expr.vectors import (as_nulls, clean_object, literal_vector, merge_nulls,
+                                 null_bool, scatter)
+from engine.kernels import strings as sk
+from planner.expressions import Call, ColumnRef, Expr, Literal, Parameter, column_indexes
+from planner.types import BOOLEAN, DataType
+
+
+def evaluate(expr: Expr, block: Block) -> Vector:
+    """Vector of block.n rows with type expr.type."""
+    if isinstance(expr, ColumnRef):
+        return block.columns[expr.index]
+    if isinstance(expr, Literal):
+        return literal_vector(expr.value, expr.type, block.n)
+    if isinstance(expr, Call):
+        fn = _FUNCS.get(expr.func)
+        if fn is None:
+            raise UnsupportedFeatureError(f"function {expr.func}")
+        return fn(expr, block)
+    if isinstance(expr, Parameter):
+        raise UnsupportedFeatureError("unbound parameter in expression")
+    raise UnsupportedFeatureError(f"expression {type(expr).__name__}")
+
+
+def evaluate_predicate(expr: Expr, block: Block) -> np.ndarray:
+    """Bool mask of rows where expr is TRUE (NULL and FALSE both drop)."""
+    v = evaluate(expr, block)
+    return truth(v)
+
+
+def truth(v: Vector) -> np.ndarray:
+    data = v.data if v.data.dtype == np.bool_ else v.data.astype(np.bool_)
+    if v.type.id == "NULL":
+        return np.zeros(len(data), np.bool_)
+    if v.nulls is None:
+        return data
+    return data & ~v.nulls.astype(np.bool_)
+
+
+def _args(call: Call, block: Block) -> list[Vector]:
+    return [evaluate(a, block) for a in call.args]
+
+
+def _literal_value(e: Expr, what: str):
+    if not isinstance(e, Literal):
+        raise UnsupportedFeatureError(f"{what} must be a constant")
+    return e.value
+
+
+# ---------------------------------------------------------------- arithmetic
+def _arith(call: Call, block: Block) -> Vector:
+    a, b = _args(call, block)
+    return arith.arithmetic(call.func, [a, b], call.type)
+
+
+def _neg(call: Call, block: Block) -> Vector:
+    return arith.negate(evaluate(call.args[0], block), call.type)
+
+
+def _abs(call: Call, block: Block) -> Vector:
+    return arith.absolute(evaluate(call.args[0], block), call.type)
+
+
+def _round(call: Call, block: Block) -> Vector:
+    x = evaluate(call.args[0], block)
+    digits = 0
+    if len(call.args) > 1:
+        digits = _literal_value(call.args[1], "round() digits")
+        if digits is None:
+            return literal_vector(None, call.type, block.n)
+    return arith.round_vector(x, int(digits), call.type)
+
+
+def _compare(call: Call, block: Block) -> Vector:
+    left, right = call.args
+    if isinstance(left, Literal) and not isinstance(right, Literal) and left.type.is_string:
+        left, right = right, left
+        op = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}.get(call.func, call.func)
+    else:
+        op = call.func
+    a = evaluate(left, block)
+    b = evaluate(right, block)
+    const = right.value if (isinstance(right, Literal) and right.type.is_string
+                            and a.type.is_string and right.value is not None) else None
+    return arith.compare(op, a, b, const)
+
+
+# ---------------------------------------------------------------- logic
+def _and_or(call: Call, block: Block) -> Vector:
+    n = block.n
+    is_and = call.func == "and"
+    sure_true = None if is_and else np.zeros(n, np.bool_)     # OR: any true
+    sure_false = np.zeros(n, np.bool_) if is_and else None    # AND: any false
+    all_true = np.ones(n, np.bool_) if is_and else None
+    all_false = None if is_and else np.ones(n, np.bool_)
+    for a in call.args:
+        v = evaluate(a, block)
+        nb = null_bool(v.nulls, n) if v.type.id != "NULL" else np.ones(n, np.bool_)
+        d = v.data.astype(np.bool_)
+        t = d & ~nb
+        f = ~d & ~nb
+        if is_and:
+            sure_false |= f
+            all_true &= t
+        else:
+            sure_true |= t
+            all_false &= f
+    if is_and:
+        return Vector(BOOLEAN, all_true, as_nulls(~sure_false & ~all_true))
+    return Vector(BOOLEAN, sure_true, as_nulls(~sure_true & ~all_false))
+
+
+def _not(call: Call, block: Block) -> Vector:
+    v = evaluate(call.args[0], block)
+    if v.type.id == "NULL":
+        return literal_vector(None, BOOLEAN, block.n)
+    return Vector(BOOLEAN, ~v.data.astype(np.bool_), v.nulls)
+
+
+def _is_null(call: Call, block: Block) -> Vector:
+    v = evaluate(call.args[0], block)
+    nb = np.ones(block.n, np.bool_) if v.type.id == "NULL" else null_bool(v.nulls, block.n).copy()
+    return Vector(BOOLEAN, nb if call.func == "is_null" else ~nb)
+
+
+# ---------------------------------------------------------------- sets
+def _in_list(call: Call, block: Block) -> Vector:
+    x = evaluate(call.args[0], block)
+    n = block.n
+    items = call.args[1:]
+    matched = np.zeros(n, np.bool_)
+    list_null = np.zeros(n, np.bool_)
+    consts = [e for e in items if isinstance(e, Literal)]
+    others = [e for e in items if not isinstance(e, Literal)]
+    values = [e.value for e in consts if e.value is not None]
+    if len(values) < len(consts):
+        list_null[:] = True
+    if values and x.type.id != "NULL":
+        if x.type.is_string:
+            va, ha = np.ascontiguousarray(x.data), sk.as_heap(x.heap)
+            for v in dict.fromkeys(values):
+                w, h, _ = sk.views_from_pylist([v])
+                matched |= sk.equal_views_const(va, ha, w[0, 0], w[0, 1], h)
+        else:
+            cvec = Vector(consts[0].type, np.array(values, dtype=consts[0].type.numpy_dtype))
+            xa, ca = arith.align_for_compare(x, cvec)
+            xd = clean_object(xa) if xa.data.dtype == object else xa.data
+            cd = ca.data
+            if xd.dtype == object or cd.dtype == object:
+                s = set(cd.tolist())
+                matched |= np.fromiter((v in s for v in xd), np.bool_, n)
+            else:
+                matched |= np.isin(xd, cd)
+    for e in others:
+        r = arith.compare("eq", x, evaluate(e, block))
+        rn = null_bool(r.nulls, n)
+        matched |= r.data & ~rn
+        list_null |= rn
+    x_null = null_bool(x.nulls, n) if x.type.id != "NULL" else np.ones(n, np.bool_)
+    nulls = x_null | (~matched & list_null)
+    return Vector(BOOLEAN, matched & ~nulls, as_nulls(nulls))
+
+
+def _like(call: Call, block: Block) -> Vector:
+    x = evaluate(call.args[0], block)
+    pat_e = call.args[1]
+    pat = evaluate(pat_e, block)
+    const = pat_e.value if isinstance(pat_e, Literal) and pat_e.value is not None else None
+    esc = None
+    if len(call.args) > 2:
+        esc = _literal_value(call.args[2], "LIKE escape")
+        if esc is None:
+            return literal_vector(None, BOOLEAN, block.n)
+    if x.type.id == "NULL" or pat.type.id == "NULL":
+        return literal_vector(None, BOOLEAN, block.n)
+    return strfuncs.like(x, pat, const, esc, call.func == "ilike")
+
+
+# ---------------------------------------------------------------- conditionals
+def _sub_block(block: Block, rows: np.ndarray, exprs) -> Block:
+    """Rows of block for evaluating exprs: only referenced columns are
+    gathered (the others are left as they are and never read)."""
+    used = set()
+    for e in exprs:
+        if e is not None:
+            used |= column_indexes(e)
+    cols = [c.take(rows) if i in used else c for i, c in enumerate(block.columns)]
+    return Block(cols, len(rows) if rows.dtype != np.bool_ else int(rows.sum()))
+
+
+def _case(call: Call, block: Block) -> Vector:
+    """case(w1, t1, ..., else): first TRUE WHEN wins; branches run only on the
+    rows that reach them."""
+    n = block.n
+    args = call.args
+    pairs = [(args[i], args[i + 1]) for i in range(0, len(args) - 1, 2)]
+    else_e = args[-1] if len(args) % 2 == 1 else None
+    remaining = np.arange(n)
+    parts = []
+    for when_e, then_e in pairs:
+        if len(remaining) == 0:
+            break
+        sub = block if len(remaining) == n else _sub_block(block, remaining, [when_e, then_e])
+        hit = evaluate_predicate(when_e, sub)
+        if hit.any():
+            rows = remaining[hit]
+            sub_hit = sub if hit.all() else _sub_block(block, rows, [then_e])
+            parts.append((rows, _coerce(evaluate(then_e, sub_hit), call.type)))
+            remaining = remaining[~hit]
+    if len(remaining) and else_e is not None:
+        sub = block if len(remaining) == n else _sub_block(block, remaining, [else_e])
+        parts.append((remaining, _coerce(evaluate(else_e, sub), call.type)))
+    if len(parts) == 1 and len(parts[0][0]) == n:
+        return parts[0][1]
+    return scatter(call.type, n, parts)
+
+
+def _coalesce(call: Call, block: Block) -> Vector:
+    n = block.n
+    remaining = np.arange(n)
+    parts = []
+    for e in call.args:
+        if len(remaining) == 0:
+            break
+        sub = block if len(remaining) == n else _sub_block(block, remaining, [e])
+        v = _coerce(evaluate(e, sub), call.type)
+        if v.nulls is None:
+            parts.append((remaining, v))
+            remaining = remaining[:0]
+            break
+        ok = ~v.nulls.astype(np.bool_)
+        if ok.any():
+            parts.append((remaining[ok], v.take(ok)))
+            remaining = remaining[~ok]
+    if len(parts) == 1 and len(parts[0][0]) == n:
+        return parts[0][1]
+    return scatter(call.type, n, parts)
+
+
+def _coerce(v: Vector, t: DataType) -> Vector:
+    if v.type == t:
+        return v
+    if v.type.id == "NULL":
+        return literal_vector(None, t, len(v.data))
+    return cast_vector(v, t)
+
+
+# ---------------------------------------------------------------- other
+def _cast(call: Call, block: Block) -> Vector:
+    return cast_vector(evaluate(call.args[0], block), call.type)
+
+
+def _extract(call: Call, block: Block) -> Vector:
+    part = _literal_value(call.args[0], "extract part")
+    x = evaluate(call.args[1], block)
+    return datefuncs.extract(str(part), x, call.type)
+
+
+def _date_add(call: Call, block: Block) -> Vector:
+    x = evaluate(call.args[0], block)
+    iv = _literal_value(call.args[1], "interval")
+    if iv is None or x.type.id == "NULL":
+        return literal_vector(None, call.type, block.n)
+    return datefuncs.add_interval(x, iv, 1 if call.func == "date_add" else -1, call.type)
+
+
+def _concat(call: Call, block: Block) -> Vector:
+    args = []
+    for a in _args(call, block):
+        if not a.type.is_string:
+            a = _coerce(a, call.type) if a.type.id != "NULL" else literal_vector(None, call.type, block.n)
+        args.append(a)
+    return strfuncs.concat(args, call.type)
+
+
+def _substring(call: Call, block: Block) -> Vector:
+    args = _args(call, block)
+    return strfuncs.substring(args[0], args[1], args[2] if len(args) > 2 else None, call.type)
+
+
+def _case_fn(call: Call, block: Block) -> Vector:
+    return strfuncs.change_case(evaluate(call.args[0], block), call.func == "upper")
+
+
+def _length(call: Call, block: Block) -> Vector:
+    return strfuncs.length(evaluate(call.args[0], block), call.type)
+
+
+_FUNCS = {
+    "add": _arith, "sub": _arith, "mul": _arith, "div": _arith,
+    "intdiv": _arith, "mod": _arith, "neg": _neg,
+    "eq": _compare, "ne": _compare, "lt": _compare, "le": _compare,
+    "gt": _compare, "ge": _compare,
+    "and": _and_or, "or": _and_or, "not": _not,
+    "is_null": _is_null, "is_not_null": _is_null,
+    "in_list": _in_list, "like": _like, "ilike": _like,
+    "case": _case, "coalesce": _coalesce, "cast": _cast,
+    "extract": _extract, "date_add": _date_add, "date_sub": _date_add,
+    "concat": _concat, "substring": _substring, "upper": _case_fn, "lower": _case_fn,
+    "length": _length, "abs": _abs, "round": _round,
+}
+
+__all__ = ["evaluate", "evaluate_predicate", "literal_vector", "truth", "merge_nulls",
+           "valid_mask"]
