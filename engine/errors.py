@@ -20,34 +20,7 @@ from __future__ import annotations
 
 from scan.errors import (AuthenticationError, FileFormatError, PqdbError,
                          PqdbIOError, UnsupportedFeatureError)
-
-
-class SQLError(PqdbError):
-    """Bad SQL: parse errors and semantic errors.  ``line``/``column`` are
-    1-based positions in the statement text when known."""
-
-    def __init__(self, message: str, line: int | None = None,
-                 column: int | None = None, sql: str | None = None):
-        self.line = line
-        self.column = column
-        self.sql = sql
-        self.bare_message = message
-        if line is not None and column is not None:
-            message = f"{message} (line {line}, column {column})"
-        super().__init__(message)
-
-    def pointer(self) -> str | None:
-        """The offending line of SQL with a caret under the position."""
-        if self.sql is None or self.line is None or self.column is None:
-            return None
-        lines = self.sql.splitlines() or [""]
-        if not 1 <= self.line <= len(lines):
-            return None
-        return lines[self.line - 1] + "\n" + " " * max(self.column - 1, 0) + "^"
-
-
-class BinderError(SQLError):
-    """Names and types: unknown table, column or function; bad operand types."""
+from planner.errors import BinderError, SQLError   # defined where they are raised
 
 
 class ConfigError(PqdbError):

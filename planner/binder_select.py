@@ -1,0 +1,297 @@
+"""Binding of one SELECT block: WHERE, GROUP BY, aggregates, HAVING, the
+select list, DISTINCT, ORDER BY and LIMIT/OFFSET.
+
+Plan shape: FROM tree -> Filter(where) -> Aggregate -> Filter(having) ->
+Project -> [Aggregate for DISTINCT] -> Sort -> Limit -> [Project dropping
+ORDER BY-only columns].
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from planner import types as T
+from planner.binder_expressions import (AggregateCollector, AggregateRef,
+                                        ExpressionBinder, expr_key, output_name)
+from planner.errors import UnsupportedFeatureError
+from planner.expressions import Call, ColumnRef, Expr, Literal, walk
+from planner.logical import Aggregate, Filter, Limit, Node, Project, Sort, SortKey
+
+
+class _Item:
+    """One output column of the select list."""
+
+    def __init__(self, name: str, node, expr: Expr, alias: bool):
+        self.name = name
+        self.node = node
+        self.expr = expr
+        self.alias = alias
+
+
+def bind_select(qb, select: exp.Select) -> Node:
+    ctx = qb.ctx
+    _reject_unsupported(select)
+    rel = qb.bind_from(select)
+    node, scope = rel.node, rel.scope
+
+    where = select.args.get("where")
+    if where is not None:
+        pred = ExpressionBinder(ctx, scope, "WHERE").bind(where.this)
+        _require_boolean(ctx, pred, where.this, "WHERE")
+        node = Filter(node, pred)
+
+    collector = AggregateCollector()
+    items = _bind_select_list(ctx, scope, select, collector)
+
+    group = select.args.get("group")
+    groups, group_names = _bind_groups(ctx, scope, group, items) if group is not None else ([], [])
+
+    having_node = select.args.get("having")
+    having = None
+    if having_node is not None:
+        having = ExpressionBinder(ctx, scope, "HAVING", collector).bind(having_node.this)
+        _require_boolean(ctx, having, having_node.this, "HAVING")
+
+    order = _bind_order(ctx, scope, select.args.get("order"), items, collector)
+
+    if group is not None or collector.aggregates or having is not None:
+        ngroups = len(groups)
+        keys = {expr_key(g): i for i, g in enumerate(groups)}
+
+        def rewrite(e: Expr, where_node) -> Expr:
+            return _to_aggregate_output(ctx, e, keys, ngroups, groups, group_names,
+                                        collector.names, where_node)
+
+        node = Aggregate(node, groups, list(collector.aggregates), group_names,
+                         list(collector.names))
+        for it in items:
+            it.expr = rewrite(it.expr, it.node)
+        if having is not None:
+            node = Filter(node, rewrite(having, having_node))
+        for o in order:
+            if o[0] == "expr":
+                o[1] = rewrite(o[1], o[4])
+    else:
+        for it in items:
+            if any(isinstance(e, AggregateRef) for e in walk(it.expr)):
+                raise ctx.error("aggregate outside an aggregating query", it.node)
+
+    exprs = [it.expr for it in items]
+    names = [it.name for it in items]
+    sort_keys: list[SortKey] = []
+    hidden = 0
+    item_keys = {}
+    for i, e in enumerate(exprs):
+        item_keys.setdefault(expr_key(e), i)
+    for kind, value, asc, nulls_first, onode in order:
+        if kind == "output":
+            idx = value
+        else:
+            idx = item_keys.get(expr_key(value))
+            if idx is None:
+                if select.args.get("distinct") is not None:
+                    raise ctx.error("ORDER BY expression must appear in the select list "
+                                    "of a SELECT DISTINCT", onode)
+                idx = len(exprs)
+                exprs.append(value)
+                names.append(f"__order{hidden}")
+                item_keys[expr_key(value)] = idx
+                hidden += 1
+        sort_keys.append(SortKey(ColumnRef(idx, exprs[idx].type, names[idx]), asc, nulls_first))
+
+    node = Project(node, exprs, names)
+    if select.args.get("distinct") is not None:
+        refs = [ColumnRef(i, e.type, n) for i, (e, n) in enumerate(zip(exprs, names))]
+        node = Aggregate(node, refs, [], list(names), [])
+    if sort_keys:
+        node = Sort(node, sort_keys)
+    limit, offset = _limit_offset(ctx, select)
+    if limit is not None or offset:
+        node = Limit(node, limit, offset)
+    if hidden:
+        n = len(items)
+        node = Project(node, [ColumnRef(i, exprs[i].type, names[i]) for i in range(n)], names[:n])
+    return node
+
+
+def _reject_unsupported(select: exp.Select) -> None:
+    for arg, what in (("qualify", "QUALIFY"), ("windows", "WINDOW clause"),
+                      ("laterals", "LATERAL"), ("sample", "SAMPLE"), ("pivots", "PIVOT"),
+                      ("into", "SELECT INTO"), ("connect", "CONNECT BY")):
+        if select.args.get(arg):
+            raise UnsupportedFeatureError(f"{what} is not supported")
+    distinct = select.args.get("distinct")
+    if distinct is not None and distinct.args.get("on") is not None:
+        raise UnsupportedFeatureError("DISTINCT ON is not supported")
+
+
+def _require_boolean(ctx, e: Expr, node, clause: str) -> None:
+    if e.type.id not in ("BOOLEAN", "NULL"):
+        raise ctx.error(f"{clause} condition must be BOOLEAN, got {e.type}", node)
+
+
+def _bind_select_list(ctx, scope, select, collector) -> list[_Item]:
+    items: list[_Item] = []
+    for e in select.expressions:
+        star = e if isinstance(e, exp.Star) else (
+            e if isinstance(e, exp.Column) and isinstance(e.this, exp.Star) else None)
+        if star is not None:
+            items.extend(_expand_star(ctx, scope, star))
+            continue
+        bound = ExpressionBinder(ctx, scope, "SELECT", collector).bind(e)
+        name = output_name(e)
+        if isinstance(e, exp.Column) and isinstance(bound, ColumnRef):
+            name = bound.name          # the table's spelling, like DuckDB
+        items.append(_Item(name, e, bound, isinstance(e, exp.Alias)))
+    if not items:
+        raise ctx.error("SELECT list is empty", select)
+    return items
+
+
+def _expand_star(ctx, scope, star) -> list[_Item]:
+    table = star.table if isinstance(star, exp.Column) else None
+    modifiers = star.this if isinstance(star, exp.Column) else star
+    if modifiers.args.get("replace") or modifiers.args.get("rename"):
+        raise UnsupportedFeatureError("* REPLACE/RENAME is not supported")
+    excluded = {c.name.lower() for c in (modifiers.args.get("except") or [])}
+    if table and not scope.has_table(table):
+        raise ctx.error(f"table {table} in {table}.* is not in FROM", star)
+    out = []
+    for i, c in enumerate(scope.columns):
+        if (c.hidden and not table) or c.name.lower() in excluded:
+            continue
+        if table and (c.table or "").lower() != table.lower():
+            continue
+        out.append(_Item(c.name, star, ColumnRef(i, c.type, c.name), False))
+    if not out:
+        raise ctx.error("SELECT * with no columns (no FROM clause?)", star)
+    return out
+
+
+def _ordinal(node) -> int | None:
+    if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
+        return int(node.this)
+    return None
+
+
+def _alias_target(node, items: list[_Item], scope, prefer_scope: bool) -> int | None:
+    """Select-list position named by a bare identifier (alias or output name)."""
+    if not isinstance(node, exp.Column) or node.table or isinstance(node.this, exp.Star):
+        return None
+    name = node.name.lower()
+    if prefer_scope and scope.find(name):
+        return None
+    for i, it in enumerate(items):
+        if it.alias and it.name.lower() == name:
+            return i
+    return None
+
+
+def _bind_groups(ctx, scope, group, items):
+    for arg in ("rollup", "cube", "grouping_sets"):
+        if group.args.get(arg):
+            raise UnsupportedFeatureError(f"GROUP BY {arg.upper().replace('_', ' ')} is not supported")
+    groups: list[Expr] = []
+    names: list[str] = []
+    nodes = list(group.expressions)
+    if group.args.get("all"):
+        for it in items:
+            if not any(isinstance(e, AggregateRef) for e in walk(it.expr)):
+                groups.append(it.expr)
+                names.append(it.name)
+        return _dedupe(groups, names)
+    for g in nodes:
+        k = _ordinal(g)
+        if k is not None:
+            if not 1 <= k <= len(items):
+                raise ctx.error(f"GROUP BY position {k} is not in the select list", g)
+            expr, name = items[k - 1].expr, items[k - 1].name
+        else:
+            idx = _alias_target(g, items, scope, prefer_scope=True)
+            if idx is not None:
+                expr, name = items[idx].expr, items[idx].name
+            else:
+                expr, name = ExpressionBinder(ctx, scope, "GROUP BY").bind(g), output_name(g)
+        if any(isinstance(e, AggregateRef) for e in walk(expr)):
+            raise ctx.error("aggregate functions are not allowed in GROUP BY", g)
+        groups.append(expr)
+        names.append(name)
+    return _dedupe(groups, names)
+
+
+def _dedupe(groups, names):
+    seen, g2, n2 = set(), [], []
+    for g, n in zip(groups, names):
+        k = expr_key(g)
+        if k not in seen:
+            seen.add(k)
+            g2.append(g)
+            n2.append(n)
+    return g2, n2
+
+
+def _bind_order(ctx, scope, order, items, collector) -> list[list]:
+    """Each entry: [kind, value, ascending, nulls_first, node] where kind is
+    'output' (value = select-list position) or 'expr' (value = bound expr)."""
+    out: list[list] = []
+    if order is None:
+        return out
+    for o in order.expressions:
+        e = o.this
+        asc = not o.args.get("desc")
+        nulls_first = bool(o.args.get("nulls_first"))
+        k = _ordinal(e)
+        if k is not None:
+            if not 1 <= k <= len(items):
+                raise ctx.error(f"ORDER BY position {k} is not in the select list", e)
+            out.append(["output", k - 1, asc, nulls_first, o])
+            continue
+        idx = _alias_target(e, items, scope, prefer_scope=False)
+        if idx is not None:
+            out.append(["output", idx, asc, nulls_first, o])
+            continue
+        bound = ExpressionBinder(ctx, scope, "ORDER BY", collector).bind(e)
+        out.append(["expr", bound, asc, nulls_first, o])
+    return out
+
+
+def _to_aggregate_output(ctx, e: Expr, keys, ngroups, groups, group_names, agg_names,
+                         where_node) -> Expr:
+    k = expr_key(e)
+    if k in keys:
+        i = keys[k]
+        return ColumnRef(i, groups[i].type, group_names[i])
+    if isinstance(e, AggregateRef):
+        return ColumnRef(ngroups + e.slot, e.type, agg_names[e.slot])
+    if isinstance(e, ColumnRef):
+        node = where_node
+        if where_node is not None:
+            for c in where_node.find_all(exp.Column):
+                if c.name.lower() == e.name.lower():
+                    node = c
+                    break
+        raise ctx.error(f"column {e.name} must appear in the GROUP BY clause or be used "
+                        "in an aggregate function", node)
+    if isinstance(e, Call):
+        return Call(e.func, [_to_aggregate_output(ctx, a, keys, ngroups, groups, group_names,
+                                                  agg_names, where_node) for a in e.args], e.type)
+    return e
+
+
+def _limit_offset(ctx, select) -> tuple[int | None, int]:
+    def value(node, what):
+        if node is None:
+            return None
+        target = node.args.get("expression") or node.this
+        from planner.binder_scope import Scope
+        bound = ExpressionBinder(ctx, Scope(), what).bind(target)
+        if not isinstance(bound, Literal) or not (bound.type.is_integer or bound.type.id == "NULL"):
+            raise ctx.error(f"{what} must be a constant integer", target)
+        if bound.value is not None and bound.value < 0:
+            raise ctx.error(f"{what} must not be negative", target)
+        return bound.value
+
+    limit = select.args.get("limit")
+    if limit is not None and not isinstance(limit, exp.Limit):
+        raise UnsupportedFeatureError(f"{type(limit).__name__} is not supported")
+    return value(limit, "LIMIT"), value(select.args.get("offset"), "OFFSET") or 0

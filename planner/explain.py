@@ -1,0 +1,119 @@
+"""EXPLAIN text: the plan tree with column names, readable expressions and
+estimated row counts."""
+
+from __future__ import annotations
+
+from planner.expressions import AggregateCall, Call, ColumnRef, Expr, Interval, Literal
+from planner.logical import (Aggregate, Filter, Join, Limit, Node, OneRow, Project, Scan,
+                             Sort)
+
+_INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "intdiv": "//", "mod": "%",
+          "eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+          "and": "AND", "or": "OR", "like": "LIKE", "ilike": "ILIKE"}
+
+
+def render(expr: Expr, names: list[str] | None = None) -> str:
+    """SQL-like text of a bound expression; ColumnRefs shown by name."""
+    if isinstance(expr, ColumnRef):
+        if names is not None and 0 <= expr.index < len(names):
+            return names[expr.index]
+        return expr.name or f"#{expr.index}"
+    if isinstance(expr, Literal):
+        return _literal(expr)
+    if isinstance(expr, Call):
+        args = [render(a, names) for a in expr.args]
+        f = expr.func
+        if f in _INFIX and len(args) >= 2 and not (f in ("like", "ilike") and len(args) == 3):
+            return "(" + f" {_INFIX[f]} ".join(args) + ")"
+        if f == "not":
+            return f"(NOT {args[0]})"
+        if f == "neg":
+            return f"(-{args[0]})"
+        if f == "is_null":
+            return f"({args[0]} IS NULL)"
+        if f == "is_not_null":
+            return f"({args[0]} IS NOT NULL)"
+        if f == "cast":
+            return f"CAST({args[0]} AS {expr.type})"
+        if f == "in_list":
+            return f"({args[0]} IN ({', '.join(args[1:])}))"
+        return f"{f}({', '.join(args)})"
+    return repr(expr)
+
+
+def _literal(lit: Literal) -> str:
+    v, t = lit.value, lit.type
+    if v is None:
+        return "NULL"
+    if t.id == "DATE":
+        from planner.folding import format_date
+        return f"DATE '{format_date(v)}'"
+    if t.id in ("TIMESTAMP", "TIMESTAMPTZ"):
+        from planner.folding import format_timestamp
+        return f"TIMESTAMP '{format_timestamp(v)}'"
+    if t.is_decimal:
+        sign, digits = ("-" if v < 0 else ""), str(abs(v)).rjust(t.scale + 1, "0")
+        return sign + (digits[:-t.scale] + "." + digits[-t.scale:] if t.scale else digits)
+    if isinstance(v, Interval):
+        parts = [f"{n} {u}" for n, u in ((v.months, "months"), (v.days, "days"),
+                                           (v.micros, "us")) if n]
+        return f"INTERVAL '{' '.join(parts) or '0 days'}'"
+    if isinstance(v, str):
+        return "'" + v.replace("'", "''") + "'"
+    return str(v)
+
+
+def _aggregate(a: AggregateCall, names) -> str:
+    if a.arg is None:
+        return "count_star()"
+    return f"{a.func}({'DISTINCT ' if a.distinct else ''}{render(a.arg, names)})"
+
+
+def explain(node: Node) -> str:
+    """The plan as an indented tree, one operator per line."""
+    lines: list[str] = []
+    _explain(node, 0, lines)
+    return "\n".join(lines)
+
+
+def _explain(node: Node, depth: int, lines: list[str]) -> None:
+    from planner.cardinality import estimate
+    pad = "  " * depth
+    child_names = [f.name for f in node.children[0].schema] if node.children else []
+    if isinstance(node, Scan):
+        names = [f.name for f in node.schema]
+        text = f"Scan {node.alias or ''} [{', '.join(names)}] files={len(node.files)}"
+        if node.filters:
+            text += " filters: " + " AND ".join(render(f, names) for f in node.filters)
+    elif isinstance(node, Filter):
+        text = "Filter " + render(node.predicate, child_names)
+    elif isinstance(node, Project):
+        text = "Project " + ", ".join(
+            render(e, child_names) + ("" if isinstance(e, ColumnRef) and
+                                      child_names[e.index] == n else f" AS {n}")
+            for e, n in zip(node.exprs, node.names))
+    elif isinstance(node, Aggregate):
+        groups = ", ".join(render(g, child_names) for g in node.groups)
+        aggs = ", ".join(_aggregate(a, child_names) for a in node.aggregates)
+        text = f"Aggregate groups=[{groups}] aggregates=[{aggs}]"
+    elif isinstance(node, Join):
+        lnames = [f.name for f in node.left.schema]
+        rnames = [f.name for f in node.right.schema]
+        keys = " AND ".join(f"{render(lk, lnames)} = {render(rk, rnames)}"
+                            for lk, rk in zip(node.left_keys, node.right_keys))
+        text = f"Join {node.kind} {keys}"
+        if node.residual is not None:
+            text += " residual: " + render(node.residual, lnames + rnames)
+    elif isinstance(node, Sort):
+        text = "Sort " + ", ".join(
+            render(k.expr, child_names) + (" ASC" if k.ascending else " DESC")
+            + (" NULLS FIRST" if k.nulls_first else "") for k in node.keys)
+    elif isinstance(node, Limit):
+        text = f"Limit {node.limit}" + (f" OFFSET {node.offset}" if node.offset else "")
+    elif isinstance(node, OneRow):
+        text = "OneRow"
+    else:
+        text = type(node).__name__
+    lines.append(f"{pad}{text}  (~{int(estimate(node))} rows)")
+    for c in node.children:
+        _explain(c, depth + 1, lines)

@@ -1,0 +1,156 @@
+"""SQL text -> statements (sqlglot, DuckDB dialect).
+
+Statements are split at top-level semicolons with sqlglot's tokenizer, so a
+statement's ``sql`` is its own text and positions in errors refer to it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+from planner.errors import SQLError, UnsupportedFeatureError, position_of
+from planner.statements import (CreateViewStatement, DropViewStatement,
+                                ExplainStatement, QueryStatement, SetStatement,
+                                Statement)
+
+DIALECT = "duckdb"
+
+QUERY_TYPES = (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery)
+
+
+def parse_statements(sql: str) -> list[Statement]:
+    """Parse one or more ';'-separated statements."""
+    out: list[Statement] = []
+    for text in split_statements(sql):
+        out.extend(_parse_statement(text))
+    return out
+
+
+def split_statements(sql: str) -> list[str]:
+    """The text of each non-empty top-level statement, stripped."""
+    from sqlglot.dialects.dialect import Dialect
+    try:
+        tokens = Dialect.get_or_raise(DIALECT).tokenize(sql)
+    except TokenError as e:
+        raise SQLError(f"syntax error: {e}", *_token_error_position(sql, str(e)), sql=sql) from None
+    pieces, start = [], 0
+    for tok in tokens:
+        if tok.token_type == sqlglot.TokenType.SEMICOLON:
+            pieces.append(sql[start:tok.start])
+            start = tok.end + 1
+    pieces.append(sql[start:])
+    return [p.strip() for p in pieces if p.strip()]
+
+
+def parse_query(text: str):
+    """Parse a single query (used for view bodies and tests)."""
+    ast = _parse_one(text)
+    if not isinstance(ast, QUERY_TYPES):
+        raise SQLError("expected a query", 1, 1, sql=text)
+    return ast
+
+
+def _token_error_position(sql: str, message: str):
+    # sqlglot's TokenError does not carry a position; point at an unclosed quote
+    for quote in ("'", '"'):
+        if sql.count(quote) % 2:
+            return position_of(sql, sql.rfind(quote))
+    return None, None
+
+
+def _parse_one(text: str):
+    try:
+        asts = sqlglot.parse(text, read=DIALECT)
+    except ParseError as e:
+        info = e.errors[0] if e.errors else {}
+        line, col = info.get("line"), info.get("col")
+        highlight = info.get("highlight") or ""
+        if col is not None and highlight and "\n" not in highlight:
+            col = max(col - len(highlight) + 1, 1)
+        desc = re.sub(r"<Token token_type: [^,]*, text: (.*?), line: .*?>", r"'\1'",
+                      info.get("description") or str(e))
+        raise SQLError(f"syntax error: {desc}", line, col, sql=text) from None
+    except TokenError as e:
+        raise SQLError(f"syntax error: {e}", *_token_error_position(text, str(e)), sql=text) from None
+    asts = [a for a in asts if a is not None]
+    if len(asts) != 1:
+        raise SQLError("expected exactly one statement", 1, 1, sql=text)
+    return asts[0]
+
+
+def _parse_statement(text: str) -> list[Statement]:
+    head = text.split(None, 1)[0].upper() if text.split() else ""
+    if head == "EXPLAIN":
+        rest = text[len("EXPLAIN"):].lstrip()
+        if rest.split(None, 1)[0].upper() == "ANALYZE" if rest else False:
+            raise UnsupportedFeatureError("EXPLAIN ANALYZE is not supported")
+        ast = _parse_one(rest)
+        if not isinstance(ast, QUERY_TYPES):
+            raise UnsupportedFeatureError(f"EXPLAIN of {_kind(ast)} is not supported")
+        return [ExplainStatement(ast, rest)]
+    ast = _parse_one(text)
+    if isinstance(ast, QUERY_TYPES):
+        return [QueryStatement(ast, text)]
+    if isinstance(ast, exp.Create):
+        kind = (ast.args.get("kind") or "").upper()
+        if kind != "VIEW":
+            raise UnsupportedFeatureError(f"CREATE {kind or 'statement'} is not supported")
+        table = ast.this
+        if isinstance(table, exp.Schema):
+            raise UnsupportedFeatureError("CREATE VIEW with a column list is not supported")
+        query = ast.expression
+        if not isinstance(query, QUERY_TYPES):
+            raise SQLError("CREATE VIEW needs a query", 1, 1, sql=text)
+        if ast.args.get("exists"):
+            raise UnsupportedFeatureError("CREATE VIEW IF NOT EXISTS is not supported")
+        return [CreateViewStatement(table.name, query, bool(ast.args.get("replace")), text)]
+    if isinstance(ast, exp.Drop):
+        kind = (ast.args.get("kind") or "").upper()
+        if kind != "VIEW":
+            raise UnsupportedFeatureError(f"DROP {kind or 'statement'} is not supported")
+        tables = ast.args.get("tables") or [ast.this]
+        return [DropViewStatement(t.name, bool(ast.args.get("exists")), text) for t in tables]
+    if isinstance(ast, exp.Set):
+        return [_set_item(item, text) for item in ast.expressions]
+    raise UnsupportedFeatureError(f"{_kind(ast)} is not supported")
+
+
+def _kind(ast) -> str:
+    if isinstance(ast, exp.Command):
+        return str(ast.this).upper()
+    names = {"Insert": "INSERT", "Update": "UPDATE", "Delete": "DELETE", "Copy": "COPY",
+             "Merge": "MERGE", "Pragma": "PRAGMA", "Use": "USE", "Alter": "ALTER",
+             "Describe": "DESCRIBE", "Transaction": "BEGIN TRANSACTION",
+             "Commit": "COMMIT", "Rollback": "ROLLBACK", "Show": "SHOW"}
+    return names.get(type(ast).__name__, type(ast).__name__.upper())
+
+
+def _set_item(item, text: str) -> SetStatement:
+    eq = item.this
+    if not isinstance(eq, exp.EQ):
+        raise UnsupportedFeatureError(f"SET {item.sql(dialect=DIALECT)} is not supported")
+    name = eq.this.name if isinstance(eq.this, (exp.Column, exp.Identifier, exp.Var)) else eq.this.sql()
+    return SetStatement(name.lower(), _set_value(eq.expression, text), text)
+
+
+def _set_value(node, text: str):
+    if isinstance(node, exp.Boolean):
+        return bool(node.this)
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
+        v = _set_value(node.this, text)
+        return -v
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return node.this
+        try:
+            return int(node.this)
+        except ValueError:
+            return float(node.this)
+    if isinstance(node, (exp.Column, exp.Identifier, exp.Var)):
+        return node.name
+    raise SQLError(f"SET value must be a constant, got {node.sql(dialect=DIALECT)}",
+                   1, 1, sql=text)

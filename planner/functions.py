@@ -1,0 +1,256 @@
+"""Typing of scalar functions, operators and aggregates (DuckDB's rules).
+
+Each binder here takes bound argument expressions and returns a typed Call
+with the casts its operands need (see planner/expressions.py).  They raise
+TypeError for operand types that do not fit; the expression binder turns that
+into a BinderError with the position of the SQL text.
+"""
+
+from __future__ import annotations
+
+from planner import types as T
+from planner.errors import UnsupportedFeatureError
+from planner.expressions import AggregateCall, Call, Expr, Interval, Literal
+
+
+def cast(expr: Expr, to: T.DataType) -> Expr:
+    """expr converted to type ``to`` (no-op when it already has it)."""
+    if expr.type == to:
+        return expr
+    if isinstance(expr, Literal) and expr.value is None:
+        return Literal(None, to)
+    return Call("cast", [expr], to)
+
+
+def unify(exprs: list[Expr], what: str) -> list[Expr]:
+    """Cast every expression to the common type of all of them."""
+    target = exprs[0].type
+    for e in exprs[1:]:
+        target = _common_with_literals(target, e, exprs)
+    return [cast(e, target) for e in exprs]
+
+
+def _common_with_literals(target: T.DataType, e: Expr, exprs: list[Expr]) -> T.DataType:
+    try:
+        return T.common_type(target, e.type)
+    except TypeError:
+        # a string literal adopts the other side's type (DuckDB: x = '5')
+        if _is_string_literal(e):
+            return target
+        if target.id == "VARCHAR" and all(_is_string_literal(x) or x.type == e.type
+                                          for x in exprs if x.type.id == "VARCHAR"):
+            return e.type
+        raise
+
+
+def _is_string_literal(e: Expr) -> bool:
+    return isinstance(e, Literal) and e.type.id == "VARCHAR"
+
+
+# ---- operators ------------------------------------------------------------
+
+def comparison(op: str, a: Expr, b: Expr) -> Call:
+    a, b = unify([a, b], op)
+    if a.type.id == "NULL":
+        a, b = cast(a, T.INTEGER), cast(b, T.INTEGER)
+    return Call(op, [a, b], T.BOOLEAN)
+
+
+def arithmetic(op: str, a: Expr, b: Expr) -> Call:
+    """add sub mul div intdiv mod, including DATE/TIMESTAMP +/- INTERVAL and
+    DATE +/- integer."""
+    ta, tb = a.type, b.type
+    if op in ("add", "sub") and (ta.is_temporal or tb.is_temporal or "INTERVAL" in (ta.id, tb.id)):
+        return _date_arithmetic(op, a, b)
+    if a.type.id == "VARCHAR" and isinstance(a, Literal):
+        a = cast(a, T.DOUBLE if not tb.is_numeric else tb)
+    if b.type.id == "VARCHAR" and isinstance(b, Literal):
+        b = cast(b, T.DOUBLE if not ta.is_numeric else ta)
+    t = T.arithmetic_type(op, a.type, b.type)
+    if t.is_decimal and op in ("add", "sub", "mul"):
+        a = a if a.type.is_decimal else cast(a, T.decimal_of(_non_null(a.type, b.type)))
+        b = b if b.type.is_decimal else cast(b, T.decimal_of(_non_null(b.type, a.type)))
+        return Call(op, [a, b], t)
+    return Call(op, [cast(a, t), cast(b, t)], t)
+
+
+def _non_null(t: T.DataType, other: T.DataType) -> T.DataType:
+    if t.id == "NULL":
+        return T.INTEGER if not other.is_decimal else other
+    return t
+
+
+def negate(a: Expr) -> Call:
+    if not a.type.is_numeric and a.type.id != "NULL":
+        raise TypeError(f"cannot negate {a.type}")
+    t = a.type if a.type.id != "NULL" else T.INTEGER
+    return Call("neg", [cast(a, t)], t)
+
+
+def _date_arithmetic(op: str, a: Expr, b: Expr) -> Call:
+    ta, tb = a.type, b.type
+    if op == "add" and ta.id == "INTERVAL" and tb.id != "INTERVAL":
+        a, b, ta, tb = b, a, tb, ta
+    func = "date_add" if op == "add" else "date_sub"
+    if ta.id in ("DATE", "TIMESTAMP", "TIMESTAMPTZ") and tb.id == "INTERVAL":
+        if not isinstance(b, Literal):
+            raise UnsupportedFeatureError("non-constant INTERVAL expressions are not supported")
+        out = ta if ta.id != "DATE" else T.TIMESTAMP
+        return Call(func, [a, b], out)
+    if ta.id == "DATE" and tb.is_integer:
+        if not isinstance(b, Literal):
+            raise UnsupportedFeatureError("DATE +/- a non-constant integer is not supported")
+        return Call(func, [a, Literal(Interval(days=int(b.value)), T.INTERVAL)], T.DATE)
+    if op == "add" and tb.id == "DATE" and ta.is_integer:
+        return _date_arithmetic(op, b, a)
+    if op == "sub" and ta.id == "DATE" and tb.id == "DATE":
+        raise UnsupportedFeatureError("DATE - DATE is not supported")
+    raise TypeError(f"cannot apply {op} to {ta} and {tb}")
+
+
+def concat(args: list[Expr]) -> Call:
+    return Call("concat", [cast(a, T.VARCHAR) for a in args], T.VARCHAR)
+
+
+def in_list(x: Expr, values: list[Expr]) -> Call:
+    exprs = unify([x] + values, "IN")
+    return Call("in_list", exprs, T.BOOLEAN)
+
+
+def like(func: str, x: Expr, pattern: Expr, escape: Expr | None) -> Call:
+    for e in (x, pattern) + ((escape,) if escape is not None else ()):
+        if not (e.type.is_string or e.type.id == "NULL"):
+            raise TypeError(f"{func.upper()} needs VARCHAR operands, got {e.type}")
+    args = [cast(x, T.VARCHAR), cast(pattern, T.VARCHAR)]
+    if escape is not None:
+        args.append(cast(escape, T.VARCHAR))
+    return Call(func, args, T.BOOLEAN)
+
+
+def case(conditions: list[Expr], results: list[Expr], default: Expr) -> Call:
+    unified = unify(results + [default], "CASE")
+    args: list[Expr] = []
+    for cond, res in zip(conditions, unified):
+        args += [_boolean(cond), res]
+    args.append(unified[-1])
+    return Call("case", args, unified[-1].type)
+
+
+def _boolean(e: Expr) -> Expr:
+    if e.type.id in ("BOOLEAN",):
+        return e
+    if e.type.id == "NULL":
+        return cast(e, T.BOOLEAN)
+    raise TypeError(f"condition must be BOOLEAN, got {e.type}")
+
+
+def logic(func: str, args: list[Expr]) -> Call:
+    """and/or (flattened to n-ary) and not."""
+    flat: list[Expr] = []
+    for a in args:
+        a = _boolean(a)
+        if func != "not" and isinstance(a, Call) and a.func == func:
+            flat.extend(a.args)
+        else:
+            flat.append(a)
+    return Call(func, flat, T.BOOLEAN)
+
+
+# ---- named scalar functions ------------------------------------------------
+
+EXTRACT_PARTS = {"year", "quarter", "month", "day", "dayofweek", "isodow", "dayofyear",
+                 "week", "hour", "minute", "second", "millisecond", "microsecond", "epoch"}
+_PART_ALIASES = {"dow": "dayofweek", "doy": "dayofyear", "years": "year", "months": "month",
+                 "days": "day", "hours": "hour", "minutes": "minute", "seconds": "second"}
+
+
+def extract(part: str, x: Expr) -> Call:
+    p = part.lower()
+    p = _PART_ALIASES.get(p, p)
+    if p not in EXTRACT_PARTS:
+        raise UnsupportedFeatureError(f"EXTRACT({part.upper()} ...) is not supported")
+    if isinstance(x, Literal) and x.type.id == "VARCHAR":
+        x = cast(x, T.TIMESTAMP)
+    if not (x.type.is_temporal or x.type.id == "NULL"):
+        raise TypeError(f"cannot extract {p} from {x.type}")
+    return Call("extract", [Literal(p, T.VARCHAR), x], T.DOUBLE if p == "epoch" else T.BIGINT)
+
+
+def substring(args: list[Expr]) -> Call:
+    if not 2 <= len(args) <= 3:
+        raise TypeError("substring takes 2 or 3 arguments")
+    x, rest = args[0], args[1:]
+    if not (x.type.is_string or x.type.id == "NULL"):
+        raise TypeError(f"substring needs VARCHAR, got {x.type}")
+    for r in rest:
+        if not (r.type.is_integer or r.type.id == "NULL"):
+            raise TypeError(f"substring positions must be integers, got {r.type}")
+    return Call("substring", [cast(x, T.VARCHAR)] + [cast(r, T.BIGINT) for r in rest], T.VARCHAR)
+
+
+def string_function(name: str, args: list[Expr]) -> Call:
+    if len(args) != 1:
+        raise TypeError(f"{name} takes 1 argument")
+    x = args[0]
+    if not (x.type.is_string or x.type.id == "NULL"):
+        raise TypeError(f"{name} needs VARCHAR, got {x.type}")
+    out = T.BIGINT if name == "length" else T.VARCHAR
+    return Call(name, [cast(x, T.VARCHAR)], out)
+
+
+def abs_(args: list[Expr]) -> Call:
+    if len(args) != 1 or not args[0].type.is_numeric:
+        raise TypeError("abs takes one numeric argument")
+    return Call("abs", args, args[0].type)
+
+
+def round_(args: list[Expr]) -> Call:
+    if not 1 <= len(args) <= 2 or not args[0].type.is_numeric:
+        raise TypeError("round takes a numeric argument and optional digits")
+    x = args[0]
+    if len(args) == 1:
+        out = x.type if not x.type.is_decimal else T.DECIMAL(x.type.precision, 0)
+        return Call("round", [x], out)
+    digits = args[1]
+    if not isinstance(digits, Literal) or not digits.type.is_integer:
+        raise UnsupportedFeatureError("round() with non-constant digits is not supported")
+    digits = Literal(digits.value, T.INTEGER)
+    if x.type.is_decimal:
+        scale = min(max(digits.value, 0), x.type.scale)
+        return Call("round", [x, digits], T.DECIMAL(x.type.precision, scale))
+    return Call("round", [x, digits], x.type)
+
+
+def coalesce(args: list[Expr]) -> Call:
+    if not args:
+        raise TypeError("coalesce needs arguments")
+    unified = unify(args, "COALESCE")
+    return Call("coalesce", unified, unified[0].type)
+
+
+# ---- aggregates -------------------------------------------------------------
+
+AGGREGATES = ("count", "sum", "avg", "min", "max")
+
+
+def aggregate(func: str, arg: Expr | None, distinct: bool) -> AggregateCall:
+    if arg is None:
+        return AggregateCall("count_star", None, False, T.BIGINT)
+    t = arg.type
+    if func == "count":
+        return AggregateCall("count", arg, distinct, T.BIGINT)
+    if func == "sum":
+        if t.is_decimal:
+            return AggregateCall("sum", arg, distinct, T.DECIMAL(38, t.scale))
+        if t.is_integer or t.id in ("BOOLEAN", "NULL"):
+            return AggregateCall("sum", arg, distinct, T.HUGEINT)
+        if t.is_float:
+            return AggregateCall("sum", arg, distinct, T.DOUBLE)
+        raise TypeError(f"sum of {t} is not defined")
+    if func == "avg":
+        if t.is_numeric or t.id == "NULL":
+            return AggregateCall("avg", arg, distinct, T.DOUBLE)
+        raise TypeError(f"avg of {t} is not defined")
+    if func in ("min", "max"):
+        return AggregateCall(func, arg, distinct, t)
+    raise TypeError(f"unknown aggregate {func}")

@@ -1,0 +1,73 @@
+"""parse_statements: statement kinds, splitting, errors with positions."""
+
+import pytest
+
+from engine.errors import SQLError as EngineSQLError
+from planner.errors import SQLError
+from planner.frontend import parse_statements
+from planner.statements import (CreateViewStatement, DropViewStatement, ExplainStatement,
+                                QueryStatement, SetStatement)
+from scan.errors import UnsupportedFeatureError
+
+
+def test_statement_kinds():
+    stmts = parse_statements(
+        "select 1; explain select 'a;b'; create or replace view V as select 2;"
+        " drop view if exists v; set threads to 4; SET memory_limit = '4GB';"
+        " set global verify_checksums = false; with x as (select 1) select * from x")
+    kinds = [type(s) for s in stmts]
+    assert kinds == [QueryStatement, ExplainStatement, CreateViewStatement, DropViewStatement,
+                     SetStatement, SetStatement, SetStatement, QueryStatement]
+    assert stmts[0].sql == "select 1"
+    assert stmts[1].sql == "select 'a;b'"
+    assert stmts[2].name == "V" and stmts[2].replace
+    assert stmts[3].name == "v" and stmts[3].if_exists
+    assert (stmts[4].name, stmts[4].value) == ("threads", 4)
+    assert (stmts[5].name, stmts[5].value) == ("memory_limit", "4GB")
+    assert stmts[6].value is False
+
+
+def test_empty_statements_are_skipped():
+    assert len(parse_statements(" ;; select 1 ;\n")) == 1
+    assert parse_statements("  ") == []
+
+
+@pytest.mark.parametrize("sql, kind", [
+    ("create table t (a int)", "CREATE TABLE"),
+    ("insert into t values (1)", "INSERT"),
+    ("update t set a = 1", "UPDATE"),
+    ("delete from t", "DELETE"),
+    ("drop table t", "DROP TABLE"),
+])
+def test_unsupported_statements_are_named(sql, kind):
+    with pytest.raises(UnsupportedFeatureError, match=kind):
+        parse_statements(sql)
+
+
+def test_parse_error_position():
+    with pytest.raises(SQLError) as info:
+        parse_statements("select a,\n b frm t x y z")
+    err = info.value
+    assert (err.line, err.column) == (2, 8)
+    assert err.pointer() == " b frm t x y z\n       ^"
+    assert isinstance(err, EngineSQLError)
+
+
+def test_parse_error_in_second_statement_refers_to_its_text():
+    with pytest.raises(SQLError) as info:
+        parse_statements("select 1;\nselect from where")
+    assert info.value.sql == "select from where"
+    assert (info.value.line, info.value.column) == (1, 13)
+    assert "where" in str(info.value)
+
+
+def test_unterminated_string():
+    with pytest.raises(SQLError) as info:
+        parse_statements("select 'abc")
+    assert info.value.column == 8
+
+
+def test_errors_are_one_hierarchy():
+    from engine import errors
+    assert errors.BinderError.__mro__[1] is errors.SQLError
+    assert issubclass(errors.SQLError, errors.PqdbError)
