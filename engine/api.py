@@ -1,0 +1,420 @@
+"""The public Python API: connect(), Connection, Cursor (PEP 249) and Result."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from engine.block import Block, concat_blocks, empty_vector
+from engine.catalog import Catalog
+from engine.config import Config
+from engine.convert import (block_to_numpy, block_to_rows, strings_to_vector,
+                            unique_names, vector_to_numpy, vector_to_pylist, views_to_buffer)
+from engine.errors import PqdbError, PqdbIOError, UnsupportedFeatureError
+from planner.types import VARCHAR, DataType
+
+_FETCH_CHUNK = 2048
+
+
+class InterfaceError(PqdbError):
+    """Misuse of the API: a closed connection or cursor, fetch without a result."""
+
+
+class Warning(Exception):        # noqa: A001 - PEP 249 name
+    """PEP 249 Warning (pqdb raises none)."""
+
+
+# ======================================================================= Result
+
+class Result:
+    """A materialized query result: column names, types and the rows.
+
+    ``fetchone``/``fetchmany``/``fetchall`` walk the rows with a cursor
+    position; ``to_numpy``/``to_pandas``/``to_arrow`` always see all rows."""
+
+    max_cell_width = 40         # printing clips longer values with '…'
+
+    def __init__(self, columns: list[str], data_types: list[DataType], block: Block):
+        self.columns = list(columns)
+        self.data_types = list(data_types)
+        self.types = [str(t) for t in self.data_types]
+        self._block = block
+        self._pos = 0
+        self._chunk_start = 0
+        self._chunk: list[tuple] = []
+
+    @property
+    def block(self) -> Block:
+        return self._block
+
+    def __len__(self) -> int:
+        return self._block.n
+
+    @property
+    def description(self) -> list[tuple]:
+        """PEP 249 column descriptions (name, type_code, None, None, precision, scale, None)."""
+        return [(name, str(t), None, None,
+                 t.precision if t.is_decimal else None,
+                 t.scale if t.is_decimal else None, None)
+                for name, t in zip(self.columns, self.data_types)]
+
+    # ---------------------------------------------------------------- rows
+    def rows_slice(self, start: int, stop: int) -> list[tuple]:
+        """Rows start..stop as tuples of Python values (independent of fetch*)."""
+        return block_to_rows(self._block, start, stop)
+
+    def fetchone(self) -> tuple | None:
+        if self._pos >= self._block.n:
+            return None
+        end = self._chunk_start + len(self._chunk)
+        if not self._chunk_start <= self._pos < end:
+            self._chunk_start = self._pos
+            self._chunk = self.rows_slice(self._pos, self._pos + _FETCH_CHUNK)
+        row = self._chunk[self._pos - self._chunk_start]
+        self._pos += 1
+        return row
+
+    def fetchmany(self, size: int = 1) -> list[tuple]:
+        size = max(int(size), 0)
+        rows = self.rows_slice(self._pos, self._pos + size)
+        self._pos += len(rows)
+        return rows
+
+    def fetchall(self) -> list[tuple]:
+        rows = self.rows_slice(self._pos, self._block.n)
+        self._pos = self._block.n
+        return rows
+
+    def __iter__(self):
+        while True:
+            row = self.fetchone()
+            if row is None:
+                return
+            yield row
+
+    def column(self, name_or_index) -> list:
+        """All values of one column as Python objects."""
+        i = name_or_index if isinstance(name_or_index, int) else self.columns.index(name_or_index)
+        return vector_to_pylist(self._block.columns[i])
+
+    # ---------------------------------------------------------------- exports
+    def to_numpy(self) -> dict[str, np.ndarray]:
+        """name -> numpy array (dtypes and NULL handling: engine/convert.py)."""
+        return block_to_numpy(self._block, self.columns)
+
+    def to_pandas(self):
+        """A pandas DataFrame.  NULLs: NaN in numeric, NaT in temporal,
+        None in object columns (integers with NULLs become float64)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise UnsupportedFeatureError("to_pandas() needs pandas, which is not installed") from None
+        data = {}
+        for name, vec in zip(unique_names(self.columns), self._block.columns):
+            arr = vector_to_numpy(vec)
+            if isinstance(arr, np.ma.MaskedArray):
+                if arr.dtype.kind in "iuf":
+                    arr = arr.astype(np.float64).filled(np.nan)
+                elif arr.dtype.kind in "mM":
+                    arr = arr.filled(np.datetime64("NaT") if arr.dtype.kind == "M"
+                                     else np.timedelta64("NaT"))
+                else:
+                    obj = arr.data.astype(object)
+                    obj[arr.mask] = None
+                    arr = obj
+            data[name] = arr
+        return pd.DataFrame(data, columns=list(data))
+
+    def to_arrow(self):
+        """A pyarrow Table with the matching Arrow types."""
+        try:
+            import pyarrow as pa
+        except ImportError:
+            raise UnsupportedFeatureError("to_arrow() needs pyarrow, which is not installed") from None
+        arrays = [_vector_to_arrow(pa, v) for v in self._block.columns]
+        return pa.Table.from_arrays(arrays, names=self.columns)
+
+    # ---------------------------------------------------------------- printing
+    def __str__(self) -> str:
+        from engine.format import render
+        return render(self, "table")
+
+    def __repr__(self) -> str:
+        return self.__str__()
+
+
+def _vector_to_arrow(pa, vec):
+    t, data, n = vec.type, vec.data, len(vec)
+    mask = None if vec.nulls is None else vec.nulls.astype(bool)
+    simple = {"DATE": pa.date32(), "TIMESTAMP": pa.timestamp("us"),
+              "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"), "TIMESTAMP_NS": pa.timestamp("ns"),
+              "TIME": pa.time64("us")}
+    if t.id == "NULL":
+        return pa.nulls(n)
+    if t.id in simple:
+        return pa.array(data, type=simple[t.id], mask=mask)
+    if t.is_string:
+        buf, offsets = views_to_buffer(data, vec.heap)
+        validity = None if mask is None else pa.array(~mask).buffers()[1]
+        large = pa.large_string() if t.id == "VARCHAR" else pa.large_binary()
+        arr = pa.Array.from_buffers(large, n, [validity, pa.py_buffer(offsets), pa.py_buffer(buf)],
+                                    null_count=-1 if mask is not None else 0)
+        return arr.cast(pa.string() if t.id == "VARCHAR" else pa.binary())
+    if t.id == "DECIMAL":
+        return pa.array(vector_to_pylist(vec), type=pa.decimal128(t.precision, t.scale))
+    if t.id == "HUGEINT":
+        from decimal import Decimal
+        vals = [None if v is None else Decimal(v) for v in vector_to_pylist(vec)]
+        return pa.array(vals, type=pa.decimal128(38, 0))
+    if data.dtype == object:
+        return pa.array(vector_to_pylist(vec))
+    return pa.array(data, mask=mask)
+
+
+def _text_result(name: str, text: str) -> Result:
+    """A one-cell VARCHAR result printed unclipped (EXPLAIN)."""
+    result = Result([name], [VARCHAR], Block([strings_to_vector([text], VARCHAR)], 1))
+    result.max_cell_width = 1 << 20
+    return result
+
+
+# ======================================================================= Connection
+
+class Connection:
+    """One database session: its Config, catalog (views, open files) and SQL entry points."""
+
+    def __init__(self, database: str = ":memory:", config: Config | None = None):
+        self.database = database
+        self._config = config or Config()
+        self._catalog = Catalog(self._config)
+        self._closed = False
+
+    @property
+    def config(self) -> Config:
+        return self._config
+
+    @property
+    def catalog(self) -> Catalog:
+        return self._catalog
+
+    def _check_open(self):
+        if self._closed:
+            raise InterfaceError("connection is closed")
+
+    # ---------------------------------------------------------------- SQL
+    def sql(self, text: str, params=None) -> Result | None:
+        """Run every statement in ``text``; return the Result of the last
+        query (None when the last statement is SET / CREATE VIEW / DROP VIEW)."""
+        self._check_open()
+        if not isinstance(text, str):
+            raise InterfaceError(f"SQL must be a str, not {type(text).__name__}")
+        parse_statements, _ = _planner()
+        result = None
+        for stmt in parse_statements(text):
+            result = self._run_statement(stmt, params)
+        return result
+
+    def execute(self, text: str, params=None) -> Result | None:
+        """Same as sql()."""
+        return self.sql(text, params)
+
+    def statements(self, text: str) -> list:
+        """The parsed statements of ``text`` (planner.statements objects)."""
+        self._check_open()
+        parse_statements, _ = _planner()
+        return parse_statements(text)
+
+    def run_statement(self, stmt, params=None) -> Result | None:
+        """Run one parsed statement (see ``statements``); the CLI runs scripts
+        this way to print every query's result."""
+        self._check_open()
+        return self._run_statement(stmt, params)
+
+    def _run_statement(self, stmt, params) -> Result | None:
+        from planner import statements as st
+        _, plan_query = _planner()
+        if isinstance(stmt, st.SetStatement):
+            self._config.set(stmt.name, stmt.value)
+            return None
+        if isinstance(stmt, st.CreateViewStatement):
+            if stmt.replace or self._catalog.lookup_view(stmt.name) is None:
+                plan_query(stmt.ast, self._catalog, params=None, sql=stmt.sql)  # bind check
+            self._catalog.create_view(stmt.name, stmt.ast, stmt.replace)
+            return None
+        if isinstance(stmt, st.DropViewStatement):
+            self._catalog.drop_view(stmt.name, stmt.if_exists)
+            return None
+        if isinstance(stmt, st.ExplainStatement):
+            plan = plan_query(stmt.ast, self._catalog, params=params, sql=stmt.sql)
+            return _text_result("explain", _explain_text(plan))
+        if isinstance(stmt, st.QueryStatement):
+            plan = plan_query(stmt.ast, self._catalog, params=params, sql=stmt.sql)
+            return self._run_plan(plan)
+        raise UnsupportedFeatureError(f"statement {type(stmt).__name__} is not supported")
+
+    def _run_plan(self, plan) -> Result:
+        from engine.context import ExecutionContext
+        from engine.executor import execute
+        ctx = ExecutionContext(self._config, self._catalog.open_file)
+        out = execute(plan, ctx)
+        types = [f.type for f in plan.schema]
+        if isinstance(out, list):
+            out = concat_blocks(out, types)
+        if not out.columns and types:
+            out = Block([empty_vector(t) for t in types], 0)
+        return Result([f.name for f in plan.schema], types, out)
+
+    # ---------------------------------------------------------------- PEP 249
+    def cursor(self) -> "Cursor":
+        self._check_open()
+        return Cursor(self)
+
+    def commit(self) -> None:
+        """No-op: pqdb is read-only (PEP 249)."""
+        self._check_open()
+
+    def rollback(self) -> None:
+        self._check_open()
+
+    def close(self) -> None:
+        self._closed = True
+        self._catalog = Catalog(self._config)     # drop open files and buffers
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return f"<pqdb.Connection database={self.database!r} {state}>"
+
+
+class Cursor:
+    """PEP 249 cursor over a Connection."""
+
+    arraysize = 1
+
+    def __init__(self, connection: Connection):
+        self.connection = connection
+        self._result: Result | None = None
+        self._closed = False
+        self.rowcount = -1
+
+    def _check_open(self):
+        if self._closed:
+            raise InterfaceError("cursor is closed")
+        self.connection._check_open()
+
+    def execute(self, operation: str, parameters=None) -> "Cursor":
+        self._check_open()
+        self._result = self.connection.sql(operation, parameters)
+        return self
+
+    def executemany(self, operation: str, seq_of_parameters) -> "Cursor":
+        self._check_open()
+        for params in seq_of_parameters:
+            self._result = self.connection.sql(operation, params)
+        return self
+
+    def _require_result(self) -> Result:
+        self._check_open()
+        if self._result is None:
+            raise InterfaceError("no result set: execute a query first")
+        return self._result
+
+    @property
+    def description(self):
+        return None if self._result is None else self._result.description
+
+    def fetchone(self):
+        return self._require_result().fetchone()
+
+    def fetchmany(self, size: int | None = None):
+        return self._require_result().fetchmany(self.arraysize if size is None else size)
+
+    def fetchall(self):
+        return self._require_result().fetchall()
+
+    def __iter__(self):
+        return iter(self._require_result())
+
+    def setinputsizes(self, sizes) -> None:
+        pass
+
+    def setoutputsize(self, size, column=None) -> None:
+        pass
+
+    def close(self) -> None:
+        self._closed = True
+        self._result = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+# ======================================================================= module level
+
+def connect(database: str = ":memory:", config: dict | None = None, **options) -> Connection:
+    """Open a connection.  ``options`` (and the ``config`` dict) are Config
+    options; PQDB_* environment variables fill the rest.  A database path
+    other than ":memory:" is a directory for persistent metadata (created)."""
+    opts = dict(config or {})
+    opts.update(options)
+    cfg = Config.from_environment(**opts)
+    database = os.fspath(database) if database is not None else ":memory:"
+    if database != ":memory:":
+        database = os.path.expanduser(database)
+        if os.path.exists(database) and not os.path.isdir(database):
+            raise PqdbIOError(f"database path {database} exists and is not a directory",
+                              url=database)
+        try:
+            os.makedirs(database, exist_ok=True)
+        except OSError as e:
+            raise PqdbIOError(f"cannot create database directory {database}: {e.strerror or e}",
+                              url=database) from None
+    return Connection(database, cfg)
+
+
+_default: Connection | None = None
+
+
+def sql(text: str, params=None) -> Result | None:
+    """Run SQL on a module-wide in-memory connection."""
+    global _default
+    if _default is None or _default.closed:
+        _default = connect()
+    return _default.sql(text, params)
+
+
+def _planner():
+    """(parse_statements, plan_query) from the planner room, imported lazily."""
+    import planner
+    parse = getattr(planner, "parse_statements", None)
+    if parse is None:
+        from planner.frontend import parse_statements as parse
+    plan = getattr(planner, "plan_query", None)
+    if plan is None:
+        raise UnsupportedFeatureError("the query planner is not available (planner.plan_query)")
+    return parse, plan
+
+
+def _explain_text(plan) -> str:
+    try:
+        from planner import explain as explain_module
+        fn = getattr(explain_module, "explain", None) or getattr(explain_module, "explain_plan")
+        return fn(plan)
+    except (ImportError, AttributeError):
+        from planner.logical import explain
+        return explain(plan)

@@ -1,0 +1,307 @@
+"""Vectors -> Python values and numpy arrays (what Result hands to users).
+
+Every conversion is vectorized per column: numpy datetime arithmetic for
+temporal types, one bulk multiply for decimals, one gathered byte buffer for
+strings.  Only building the output list touches rows.
+
+``vector_to_numpy`` returns, per type (documented choice):
+    integers, floats, BOOLEAN   the storage dtype
+    DECIMAL                     float64 (value / 10**scale)
+    DATE                        datetime64[D]
+    TIMESTAMP / TIMESTAMPTZ     datetime64[us] (UTC, no zone attached)
+    TIMESTAMP_NS                datetime64[ns]
+    TIME                        timedelta64[us] since midnight
+    VARCHAR / BLOB              object array of str / bytes
+    HUGEINT, INTERVAL           object array
+A column with NULLs comes back as a ``numpy.ma.MaskedArray`` (mask True =
+NULL; object columns also hold None in the NULL slots).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+
+import numpy as np
+
+from engine.block import Block, Vector
+from planner.types import DataType
+
+_UTC = _dt.timezone.utc
+_DECIMAL_CONTEXT = decimal.Context(prec=80)
+_LOW32 = np.uint64(0xFFFFFFFF)
+
+
+# ---------------------------------------------------------------- strings
+
+def string_lengths(views: np.ndarray) -> np.ndarray:
+    """Byte length of every string view, as int64."""
+    return (views[:, 0] & _LOW32).astype(np.int64)
+
+
+def views_to_buffer(views: np.ndarray, heap: np.ndarray | None) -> tuple[bytes, np.ndarray]:
+    """All strings of ``views`` concatenated into one bytes object, plus the
+    (n + 1) int64 offsets of each string in it.  Uses the string-kernel
+    room's numba ``flatten`` when present, else a vectorized numpy gather."""
+    try:
+        from engine.kernels.strings import flatten
+    except ImportError:
+        return _views_to_buffer_numpy(views, heap)
+    offsets, data = flatten(np.asarray(views, np.uint64).reshape(-1, 2), heap)
+    return data.tobytes(), offsets
+
+
+def _views_to_buffer_numpy(views: np.ndarray, heap: np.ndarray | None) -> tuple[bytes, np.ndarray]:
+    n = len(views)
+    views = np.ascontiguousarray(views, dtype=np.uint64).reshape(n, 2)
+    lengths = string_lengths(views)
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    total = int(offsets[-1])
+    if total == 0:
+        return b"", offsets
+    inline = views.view(np.uint8).reshape(-1)          # 16 bytes per view
+    is_long = lengths > 12
+    start = np.arange(n, dtype=np.int64) * 16 + 4      # inline payload
+    if is_long.any():
+        if heap is None:
+            heap = np.zeros(0, np.uint8)
+        source = np.concatenate([inline, np.asarray(heap, np.uint8)])
+        start[is_long] = n * 16 + views[is_long, 1].astype(np.int64)
+    else:
+        source = inline
+    gather = np.repeat(start - offsets[:-1], lengths) + np.arange(total, dtype=np.int64)
+    return source[gather].tobytes(), offsets
+
+
+def views_to_strings(views: np.ndarray, heap: np.ndarray | None,
+                     decode_utf8: bool = True) -> list:
+    """Python str (or bytes) for each view; NULL handling is the caller's."""
+    buf, offsets = views_to_buffer(views, heap)
+    starts = offsets[:-1].tolist()
+    ends = offsets[1:].tolist()
+    if not decode_utf8:
+        return [buf[a:b] for a, b in zip(starts, ends)]
+    if buf.isascii():
+        text = buf.decode("ascii")
+        return [text[a:b] for a, b in zip(starts, ends)]
+    return [buf[a:b].decode("utf-8", "replace") for a, b in zip(starts, ends)]
+
+
+def strings_to_vector(values: list, type: DataType) -> Vector:
+    """A VARCHAR/BLOB Vector from Python str/bytes/None values."""
+    n = len(values)
+    encoded = [b"" if v is None else (v.encode("utf-8") if isinstance(v, str) else bytes(v))
+               for v in values]
+    nulls = np.fromiter((v is None for v in values), np.uint8, n)
+    lengths = np.fromiter(map(len, encoded), np.int64, n)
+    if lengths.size and lengths.max() >= 1 << 32:
+        raise ValueError("string longer than 4 GiB")
+    raw = np.frombuffer(b"".join(encoded), np.uint8)
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    # 16-byte views: copy up to 12 inline bytes after the 4 length bytes
+    view_bytes = np.zeros((n, 16), np.uint8)
+    view_bytes.view(np.uint32)[:, 0] = lengths.astype(np.uint32)
+    inline_len = np.minimum(lengths, 12)
+    row = np.repeat(np.arange(n, dtype=np.int64), inline_len)
+    within = np.arange(int(inline_len.sum()), dtype=np.int64) - np.repeat(
+        np.cumsum(inline_len) - inline_len, inline_len)
+    view_bytes[row, 4 + within] = raw[offsets[:-1][row] + within]
+    views = view_bytes.view(np.uint64).reshape(n, 2).copy()
+    is_long = lengths > 12
+    if is_long.any():
+        # the whole long string lives in the heap; word 1 is its offset
+        long_idx = np.flatnonzero(is_long)
+        long_len = lengths[long_idx]
+        heap_off = np.zeros(len(long_idx), np.int64)
+        np.cumsum(long_len[:-1], out=heap_off[1:])
+        gather = np.repeat(offsets[long_idx] - heap_off, long_len) + np.arange(
+            int(long_len.sum()), dtype=np.int64)
+        heap = raw[gather]
+        views[long_idx, 1] = heap_off.astype(np.uint64)
+    else:
+        heap = np.zeros(0, np.uint8)
+    return Vector(type, views, nulls if nulls.any() else None, heap)
+
+
+def _strings(vec: Vector) -> list:
+    decode = vec.type.id == "VARCHAR"
+    try:        # the string-kernel room's converter, when it exists
+        from engine.kernels.strings import views_to_pylist
+    except ImportError:
+        return views_to_strings(vec.data, vec.heap, decode)
+    return views_to_pylist(vec.data, vec.heap, None, decode)
+
+
+# ---------------------------------------------------------------- python values
+
+def _decimals(data: np.ndarray, scale: int) -> list:
+    unit = decimal.Decimal(1).scaleb(-scale)
+    values = data.tolist() if data.dtype != object else [int(v) for v in data]
+    with decimal.localcontext(_DECIMAL_CONTEXT):
+        return list(map(unit.__mul__, values))
+
+
+def _times(micros: np.ndarray) -> list:
+    moments = (micros.astype(np.int64) % 86_400_000_000).astype("datetime64[us]").tolist()
+    return [m.time() for m in moments]
+
+
+def _timestamps(micros: np.ndarray, tz: bool) -> list:
+    values = micros.astype(np.int64).astype("datetime64[us]").tolist()
+    if tz:
+        return [v.replace(tzinfo=_UTC) if isinstance(v, _dt.datetime) else v for v in values]
+    return values
+
+
+def _values(vec: Vector) -> list:
+    """Python values of every slot (NULL slots hold arbitrary values)."""
+    t = vec.type
+    tid = t.id
+    data = vec.data
+    if t.is_string:
+        return _strings(vec)
+    if tid == "DECIMAL":
+        return _decimals(data, t.scale)
+    if tid == "DATE":
+        return data.astype(np.int64).astype("datetime64[D]").tolist()
+    if tid in ("TIMESTAMP", "TIMESTAMPTZ"):
+        return _timestamps(data, tid == "TIMESTAMPTZ")
+    if tid == "TIMESTAMP_NS":
+        return _timestamps(np.floor_divide(data.astype(np.int64), 1000), False)
+    if tid == "TIME":
+        return _times(data)
+    if data.dtype == object:
+        return list(data)
+    return data.tolist()
+
+
+# Columns whose values are costly to build (Decimal, date, str) and repeat a
+# lot (flags, prices, dates) are converted once per distinct value.
+_DEDUPE_MIN_ROWS = 8192
+_DEDUPE_SAMPLE = 2048
+_DEDUPE_IDS = ("DECIMAL", "DATE", "TIMESTAMP", "TIMESTAMPTZ", "TIME", "VARCHAR", "BLOB")
+
+
+def _dedupe_keys(vec: Vector) -> list[np.ndarray] | None:
+    """Arrays that together identify a value, or None when not worth it."""
+    t, data = vec.type, vec.data
+    if len(data) < _DEDUPE_MIN_ROWS or t.id not in _DEDUPE_IDS or data.dtype == object:
+        return None
+    if t.is_string:
+        longest = int((data[:, 0] & _LOW32).max())
+        if longest > 12:                # long strings: equal ones have different views
+            return None
+        keys = [data[:, 0]] if longest <= 4 else [data[:, 0], data[:, 1]]
+    else:
+        keys = [data]
+    sample = keys[0][np.linspace(0, len(data) - 1, _DEDUPE_SAMPLE).astype(np.int64)]
+    if len(np.unique(sample)) > _DEDUPE_SAMPLE // 8:
+        return None
+    return keys
+
+
+def _group(keys: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(first row of each distinct key, group id of every row)."""
+    n = len(keys[0])
+    order = np.argsort(keys[0], kind="stable") if len(keys) == 1 else np.lexsort(keys[::-1])
+    change = np.zeros(n, np.bool_)
+    change[0] = True
+    for k in keys:
+        ks = k[order]
+        change[1:] |= ks[1:] != ks[:-1]
+    inverse = np.empty(n, np.int64)
+    inverse[order] = np.cumsum(change) - 1
+    return order[change], inverse
+
+
+def vector_to_pylist(vec: Vector) -> list:
+    """The values of ``vec`` as Python objects, None for NULL."""
+    if vec.type.id == "NULL":
+        return [None] * len(vec.data)
+    keys = _dedupe_keys(vec)
+    out = None
+    if keys is not None:
+        first, inverse = _group(keys)
+        if len(first) <= len(vec.data) // 4:
+            distinct = np.empty(len(first), object)
+            distinct[:] = _values(Vector(vec.type, vec.data[first], None, vec.heap))
+            out = distinct[inverse].tolist()
+    if out is None:
+        out = _values(vec)
+    if vec.nulls is not None:
+        for i in np.flatnonzero(vec.nulls).tolist():
+            out[i] = None
+    return out
+
+
+def block_to_rows(block: Block, start: int = 0, stop: int | None = None) -> list[tuple]:
+    """Rows start..stop of ``block`` as tuples of Python values."""
+    stop = block.n if stop is None else min(stop, block.n)
+    if start >= stop:
+        return []
+    part = block if (start == 0 and stop == block.n) else block.slice(start, stop)
+    columns = [vector_to_pylist(c) for c in part.columns]
+    if not columns:
+        return [()] * (stop - start)
+    return list(zip(*columns))
+
+
+# ---------------------------------------------------------------- numpy
+
+def vector_to_numpy(vec: Vector) -> np.ndarray:
+    """The column as a numpy array (see the module docstring for dtypes)."""
+    t = vec.type
+    tid = t.id
+    data = vec.data
+    if tid == "NULL":
+        arr = np.empty(len(data), object)
+        return np.ma.MaskedArray(arr, mask=np.ones(len(data), bool))
+    if t.is_string:
+        arr = np.empty(len(data), object)
+        arr[:] = vector_to_pylist(vec)
+    elif tid == "DECIMAL":
+        if data.dtype == object:
+            arr = np.array([float(v) for v in data], np.float64) / 10.0 ** t.scale
+        else:
+            arr = data.astype(np.float64) / 10.0 ** t.scale
+    elif tid == "DATE":
+        arr = data.astype(np.int64).astype("datetime64[D]")
+    elif tid in ("TIMESTAMP", "TIMESTAMPTZ"):
+        arr = data.astype(np.int64).astype("datetime64[us]")
+    elif tid == "TIMESTAMP_NS":
+        arr = data.astype(np.int64).astype("datetime64[ns]")
+    elif tid == "TIME":
+        arr = data.astype(np.int64).astype("timedelta64[us]")
+    else:
+        arr = np.array(data, copy=True)
+    if vec.nulls is not None and vec.nulls.any():
+        mask = vec.nulls.astype(bool)
+        if arr.dtype == object:
+            arr[mask] = None
+        return np.ma.MaskedArray(arr, mask=mask)
+    return arr
+
+
+def block_to_numpy(block: Block, names: list[str]) -> dict[str, np.ndarray]:
+    """name -> array for every column (later duplicates get a _N suffix)."""
+    out: dict[str, np.ndarray] = {}
+    for name, vec in zip(unique_names(names), block.columns):
+        out[name] = vector_to_numpy(vec)
+    return out
+
+
+def unique_names(names: list[str]) -> list[str]:
+    """Names made unique the way DuckDB does for dataframes: a, a_1, a_2."""
+    seen: dict[str, int] = {}
+    out = []
+    taken = set()
+    for name in names:
+        candidate = name
+        while candidate in taken:
+            seen[name] = seen.get(name, 0) + 1
+            candidate = f"{name}_{seen[name]}"
+        taken.add(candidate)
+        out.append(candidate)
+    return out

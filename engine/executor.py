@@ -1,0 +1,115 @@
+"""Run a logical plan: cut it into pipelines at breakers, run each with the
+morsel scheduler, return the result rows as one Block."""
+
+from __future__ import annotations
+
+from engine.block import Block
+from engine.context import ExecutionContext
+from engine.errors import UnsupportedFeatureError
+from engine.operators.aggregate import AggregateSink
+from engine.operators.collect import CollectSink, concat_shared
+from engine.operators.filter import FilterOperator
+from engine.operators.hashjoin import (HashBuildSink, ProbeOperator, SUPPORTED_KINDS,
+                                       unmatched_build_block)
+from engine.operators.limit import LimitSink
+from engine.operators.project import ProjectOperator
+from engine.operators.scan import ScanSource
+from engine.operators.sort import SortSink
+from engine.pipeline import BlockSource, Pipeline, Sink
+from engine.scheduler import run_pipeline
+from planner import logical as L
+
+
+def execute(plan: L.Node, ctx: ExecutionContext) -> Block:
+    """All result rows of ``plan`` as one Block (columns in plan.schema order)."""
+    ex = _Executor(ctx)
+    try:
+        return ex.materialize(plan)
+    finally:
+        ex.memory.close()
+
+
+class _Executor:
+    def __init__(self, ctx: ExecutionContext):
+        self.ctx = ctx
+        self.threads = ctx.config.effective_threads
+        self.block_rows = ctx.config.block_rows
+        self.memory = ctx.memory.child()
+
+    def _types(self, node):
+        return [f.type for f in node.schema]
+
+    def run(self, node: L.Node, sink: Sink):
+        """Run the pipeline ending at ``node`` into ``sink``."""
+        pipeline = self.pipeline(node)
+        pipeline.sink = sink
+        return run_pipeline(pipeline, self.threads)
+
+    def materialize(self, node: L.Node) -> Block:
+        if isinstance(node, L.Aggregate):
+            return self.run(node.child, AggregateSink(node, self.memory))
+        if isinstance(node, L.Sort):
+            sink = SortSink(node.keys, self._types(node), None, self.memory, self.block_rows)
+            return self._release_after(self.run(node.child, sink), sink)
+        if isinstance(node, L.Limit):
+            child = node.child
+            if node.limit is not None and isinstance(child, L.Sort):     # top-N
+                sink = SortSink(child.keys, self._types(child), node.offset + node.limit,
+                                self.memory, self.block_rows)
+                block = self._release_after(self.run(child.child, sink), sink)
+                return block.slice(node.offset, node.offset + node.limit)
+            sink = LimitSink(self._types(node), node.limit, node.offset, self.memory)
+            return self._release_after(self.run(child, sink), sink)
+        if isinstance(node, L.Join) and node.kind in ("right", "full"):
+            return self._outer_join(node)
+        sink = CollectSink(self._types(node), self.memory)
+        return self._release_after(self.run(node, sink), sink)
+
+    @staticmethod
+    def _release_after(block, sink):
+        sink.release()
+        return block
+
+    def _outer_join(self, node: L.Join) -> Block:
+        table = self._build(node)
+        source, ops = self._streaming(node.left)
+        ops.append(ProbeOperator(node.kind, table, node.left_keys, node.residual,
+                                 self.block_rows))
+        sink = CollectSink(self._types(node), self.memory)
+        probed = run_pipeline(Pipeline(source, ops, sink), self.threads)
+        tail = unmatched_build_block(table, self._types(node.left))
+        table.release()
+        sink.release()
+        return concat_shared([probed, tail], self._types(node))
+
+    def _build(self, node: L.Join):
+        sink = HashBuildSink(self._types(node.right), node.right_keys, self.memory)
+        return self.run(node.right, sink)
+
+    def pipeline(self, node: L.Node) -> Pipeline:
+        source, ops = self._streaming(node)
+        return Pipeline(source, ops)
+
+    def _streaming(self, node: L.Node):
+        """(source, operators) producing node's rows as a stream."""
+        if isinstance(node, L.Scan):
+            return ScanSource(node, self.ctx), []
+        if isinstance(node, L.OneRow):
+            return BlockSource(Block([], 1), 1), []
+        if isinstance(node, L.Filter):
+            source, ops = self._streaming(node.child)
+            return source, ops + [FilterOperator(node.predicate)]
+        if isinstance(node, L.Project):
+            source, ops = self._streaming(node.child)
+            return source, ops + [ProjectOperator(node.exprs)]
+        if isinstance(node, L.Join) and node.kind not in ("right", "full"):
+            if node.kind not in SUPPORTED_KINDS:
+                raise UnsupportedFeatureError(f"join kind {node.kind!r} is not supported")
+            table = self._build(node)
+            source, ops = self._streaming(node.left)
+            return source, ops + [ProbeOperator(node.kind, table, node.left_keys,
+                                                node.residual, self.block_rows)]
+        if isinstance(node, (L.Aggregate, L.Sort, L.Limit, L.Join)):
+            return BlockSource(self.materialize(node), self.block_rows), []
+        raise UnsupportedFeatureError(f"plan node {type(node).__name__} is not supported "
+                                      "by the executor")

@@ -1,0 +1,104 @@
+"""Aggregate update kernels over group ids and flat accumulator arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from engine.kernels.sort import compare_strings
+
+
+@njit(nogil=True, cache=True)
+def sum_int_update(gid, vals, nulls, acc, carry):
+    """acc[g] + carry[g] * 2**64 += vals (exact: wrap-around goes to carry)."""
+    for i in range(gid.shape[0]):
+        if nulls[i]:
+            continue
+        g = gid[i]
+        a = acc[g]
+        v = vals[i]
+        r = a + v
+        if ((a ^ r) & (v ^ r)) < 0:
+            carry[g] += 1 if v > 0 else -1
+        acc[g] = r
+
+
+@njit(nogil=True, cache=True)
+def count_update(gid, nulls, counts):
+    for i in range(gid.shape[0]):
+        if not nulls[i]:
+            counts[gid[i]] += 1
+
+
+@njit(nogil=True, cache=True)
+def sum_float_update(gid, vals, nulls, acc):
+    for i in range(gid.shape[0]):
+        if not nulls[i]:
+            acc[gid[i]] += vals[i]
+
+
+@njit(nogil=True, cache=True)
+def minmax_int_update(gid, vals, nulls, acc, has, is_max):
+    """Min or max of int64 values per group; has[g] = 1 once a value was seen."""
+    for i in range(gid.shape[0]):
+        if nulls[i]:
+            continue
+        g = gid[i]
+        v = vals[i]
+        if not has[g]:
+            acc[g] = v
+            has[g] = 1
+        elif is_max:
+            if v > acc[g]:
+                acc[g] = v
+        elif v < acc[g]:
+            acc[g] = v
+
+
+@njit(nogil=True, cache=True)
+def minmax_uint_update(gid, vals, nulls, acc, has, is_max):
+    """As minmax_int_update for uint64 values (also float sort keys)."""
+    for i in range(gid.shape[0]):
+        if nulls[i]:
+            continue
+        g = gid[i]
+        v = vals[i]
+        if not has[g]:
+            acc[g] = v
+            has[g] = 1
+        elif is_max:
+            if v > acc[g]:
+                acc[g] = v
+        elif v < acc[g]:
+            acc[g] = v
+
+
+@njit(nogil=True, cache=True)
+def best_string_rows(gid, views, heap, nulls, best, is_max):
+    """best[g] = row index of the min (max) string of group g in this block,
+    or -1 when the group has no non-NULL value here."""
+    for i in range(gid.shape[0]):
+        if nulls[i]:
+            continue
+        g = gid[i]
+        b = best[g]
+        if b < 0:
+            best[g] = i
+            continue
+        c = compare_strings(views[i, 0], views[i, 1], heap, views[b, 0], views[b, 1], heap)
+        if (is_max and c > 0) or ((not is_max) and c < 0):
+            best[g] = i
+
+
+@njit(nogil=True, cache=True)
+def string_replace_mask(groups, cand_views, cand_heap, acc_views, acc_heap, has,
+                        is_max, out):
+    """out[k] = 1 when candidate k beats the accumulator of groups[k]."""
+    for k in range(groups.shape[0]):
+        g = groups[k]
+        if not has[g]:
+            out[k] = 1
+            continue
+        c = compare_strings(cand_views[k, 0], cand_views[k, 1], cand_heap,
+                            acc_views[g, 0], acc_views[g, 1], acc_heap)
+        out[k] = 1 if ((is_max and c > 0) or ((not is_max) and c < 0)) else 0

@@ -1,0 +1,191 @@
+"""Key normalization and row hashing for hash joins and hash aggregation.
+
+Key columns of any type are normalized into a ``KeyColumns``: fixed-width
+values as uint64 words (one row of ``words`` per input row), strings as their
+16-byte views (two words per string column in ``strs``) over one shared
+``heap``.  Equal SQL values give equal normalized keys, so hashing and
+equality tests are word compares plus a byte compare for long strings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from engine.block import Vector
+
+_LOW32 = np.uint64(0xFFFFFFFF)
+_M64 = (1 << 64) - 1
+
+
+@dataclass
+class KeyColumns:
+    keys: np.ndarray           # (n, kw + 2 * ks) uint64, C-contiguous: words, then views
+    kw: int                    # number of fixed-width words per row
+    heap: np.ndarray           # uint8 heap of every string column
+    any_null: np.ndarray | None  # uint8 (n,), 1 = some key is NULL
+    n: int
+
+    @property
+    def words(self) -> np.ndarray:
+        return self.keys[:, :self.kw]
+
+    @property
+    def strs(self) -> np.ndarray:
+        return self.keys[:, self.kw:]
+
+
+def value_words(vec: Vector) -> list[np.ndarray]:
+    """Fixed-width vector -> list of uint64 word arrays (1, or 2 for object ints)."""
+    data = vec.data
+    kind = data.dtype.kind
+    if kind == "O":
+        vals = [0 if v is None else int(v) for v in data]   # rare exact path
+        lo = np.array([v & _M64 for v in vals], dtype=np.uint64)
+        hi = np.array([(v >> 64) & _M64 for v in vals], dtype=np.uint64)
+        return [lo, hi]
+    if kind == "f":
+        f = data.astype(np.float64) + 0.0          # -0.0 -> 0.0
+        f[np.isnan(f)] = np.nan                    # one NaN bit pattern
+        return [f.view(np.uint64)]
+    if kind == "u":
+        return [data.astype(np.uint64)]
+    return [data.astype(np.int64).view(np.uint64)]
+
+
+def normalize_keys(vectors: list[Vector], n: int, null_word: bool) -> KeyColumns:
+    """Normalize key vectors.  With ``null_word`` a bit mask of NULL keys is
+    appended as one extra word (grouping: NULL is a value); NULL slots are
+    zeroed either way."""
+    ks = sum(1 for v in vectors if v.type.is_string)
+    kw = sum(0 if v.type.is_string else (2 if v.data.dtype == object else 1)
+             for v in vectors) + (1 if null_word else 0)
+    keys = np.empty((n, kw + 2 * ks), np.uint64)
+    words, strs = keys[:, :kw], keys[:, kw:]
+    heaps: list[np.ndarray] = []
+    any_null = None
+    if null_word:
+        words[:, kw - 1] = 0
+    w = s = base = 0
+    for j, vec in enumerate(vectors):
+        isnull = None
+        if vec.nulls is not None and vec.nulls.any():
+            isnull = vec.nulls.astype(bool)
+            any_null = isnull.copy() if any_null is None else (any_null | isnull)
+            if null_word:
+                words[:, kw - 1] |= isnull.astype(np.uint64) << np.uint64(j % 64)
+        if vec.type.is_string:
+            out = strs[:, 2 * s:2 * s + 2]
+            out[...] = vec.data
+            heap = vec.heap if vec.heap is not None else np.zeros(0, np.uint8)
+            if base:
+                long_rows = (out[:, 0] & _LOW32) > 12
+                out[long_rows, 1] += np.uint64(base)
+            if isnull is not None:
+                out[isnull] = 0
+            if len(heap):
+                heaps.append(heap)
+                base += len(heap)
+            s += 1
+        else:
+            for part in value_words(vec):
+                words[:, w] = part
+                if isnull is not None:
+                    words[isnull, w] = 0
+                w += 1
+    if len(heaps) == 1:
+        heap = np.ascontiguousarray(heaps[0], dtype=np.uint8)
+    elif heaps:
+        heap = np.concatenate([np.asarray(h, np.uint8) for h in heaps])
+    else:
+        heap = np.zeros(0, np.uint8)
+    if any_null is not None:
+        any_null = any_null.astype(np.uint8)
+    return KeyColumns(keys, kw, heap, any_null, n)
+
+
+# ------------------------------------------------------------------ kernels
+
+@njit(nogil=True, cache=True, inline="always")
+def _mix(h, w):
+    h ^= w
+    h *= np.uint64(0x9E3779B97F4A7C15)
+    h ^= h >> np.uint64(29)
+    return h
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _fmix(h):
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xFF51AFD7ED558CCD)
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xC4CEB9FE1A85EC53)
+    h ^= h >> np.uint64(33)
+    return h
+
+
+@njit(nogil=True, cache=True)
+def hash_rows(keys, kw, heap, out):
+    """out[i] = hash of row i's normalized key (words, then string bytes)."""
+    n = keys.shape[0]
+    width = keys.shape[1]
+    for i in range(n):
+        h = np.uint64(0x243F6A8885A308D3)
+        for j in range(kw):
+            h = _mix(h, keys[i, j])
+        for c in range(kw, width, 2):
+            w0 = keys[i, c]
+            w1 = keys[i, c + 1]
+            length = np.int64(w0 & np.uint64(0xFFFFFFFF))
+            h = _mix(h, w0)
+            if length <= 12:
+                h = _mix(h, w1)
+            else:
+                off = np.int64(w1)
+                k = 4
+                while k < length:
+                    acc = np.uint64(0)
+                    m = length - k
+                    if m > 8:
+                        m = 8
+                    for b in range(m):
+                        acc |= np.uint64(heap[off + k + b]) << np.uint64(8 * b)
+                    h = _mix(h, acc)
+                    k += 8
+        out[i] = _fmix(h)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def keys_equal(ka, ha, i, kb, hb, j, kw, width):
+    """Row i of flat keys ka (heap ha) equals row j of kb (heap hb); ka/kb
+    are (n, width) key arrays reshaped to 1-D (faster in numba)."""
+    a = i * width
+    b = j * width
+    for c in range(kw):
+        if ka[a + c] != kb[b + c]:
+            return False
+    for c in range(kw, width, 2):
+        a0 = ka[a + c]
+        if a0 != kb[b + c]:
+            return False
+        length = np.int64(a0 & np.uint64(0xFFFFFFFF))
+        a1 = ka[a + c + 1]
+        b1 = kb[b + c + 1]
+        if length <= 12:
+            if a1 != b1:
+                return False
+        else:
+            oa = np.int64(a1)
+            ob = np.int64(b1)
+            for k in range(4, length):
+                if ha[oa + k] != hb[ob + k]:
+                    return False
+    return True
+
+
+def hash_keys(keys: KeyColumns) -> np.ndarray:
+    out = np.empty(keys.n, np.uint64)
+    hash_rows(keys.keys, keys.kw, keys.heap, out)
+    return out

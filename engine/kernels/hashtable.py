@@ -1,0 +1,274 @@
+"""Hash tables in flat numpy arrays: group ids (aggregation) and a chained
+join table (hash join).  Kernels are numba, nogil; Python only grows arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from engine.kernels.hashing import KeyColumns, hash_keys, keys_equal
+
+_LOW32 = np.uint64(0xFFFFFFFF)
+
+
+# ------------------------------------------------------------ group table
+
+@njit(nogil=True, cache=True)
+def _group_lookup(hashes, keys, kw, heap, slots, g_hash, g_keys, g_heap, out_gid):
+    """Group id of every row whose key is in the table, else -1 (read only:
+    the fast path).  Returns the number of misses."""
+    mask = np.uint64(slots.shape[0] - 1)
+    width = keys.shape[1]
+    kf = keys.reshape(-1)
+    gf = g_keys.reshape(-1)
+    misses = 0
+    for i in range(hashes.shape[0]):
+        h = hashes[i]
+        pos = h & mask
+        while True:
+            g = slots[pos]
+            if g < 0:
+                out_gid[i] = -1
+                misses += 1
+                break
+            if g_hash[g] == h and keys_equal(kf, heap, i, gf, g_heap, g, kw, width):
+                out_gid[i] = g
+                break
+            pos = (pos + np.uint64(1)) & mask
+    return misses
+
+
+@njit(nogil=True, cache=True)
+def _group_insert(hashes, keys, kw, heap, rows, start, slots, g_hash, g_keys, g_heap,
+                  state, out_gid):
+    """Assign a group id to rows[start:] of the input; new keys are copied
+    into g_keys/g_heap.  state = [n_groups, heap_used].  Returns the position
+    in rows where it stopped for lack of room (len(rows) when done)."""
+    mask = np.uint64(slots.shape[0] - 1)
+    ng = state[0]
+    hu = state[1]
+    cap_groups = g_keys.shape[0]
+    limit = slots.shape[0] // 2
+    width = keys.shape[1]
+    kf = keys.reshape(-1)
+    gf = g_keys.reshape(-1)
+    for r in range(start, rows.shape[0]):
+        i = rows[r]
+        h = hashes[i]
+        pos = h & mask
+        while True:
+            g = slots[pos]
+            if g < 0:
+                if ng >= cap_groups or ng >= limit:
+                    state[0] = ng
+                    state[1] = hu
+                    return r
+                need = 0
+                for c in range(kw, width, 2):
+                    ln = np.int64(kf[i * width + c] & np.uint64(0xFFFFFFFF))
+                    if ln > 12:
+                        need += ln
+                if hu + need > g_heap.shape[0]:
+                    state[0] = ng
+                    state[1] = hu
+                    return r
+                for c in range(width):
+                    gf[ng * width + c] = kf[i * width + c]
+                for c in range(kw, width, 2):
+                    ln = np.int64(kf[i * width + c] & np.uint64(0xFFFFFFFF))
+                    if ln > 12:
+                        off = np.int64(kf[i * width + c + 1])
+                        for k in range(ln):
+                            g_heap[hu + k] = heap[off + k]
+                        gf[ng * width + c + 1] = np.uint64(hu)
+                        hu += ln
+                g_hash[ng] = h
+                slots[pos] = ng
+                out_gid[i] = ng
+                ng += 1
+                break
+            if g_hash[g] == h and keys_equal(kf, heap, i, gf, g_heap, g, kw, width):
+                out_gid[i] = g
+                break
+            pos = (pos + np.uint64(1)) & mask
+    state[0] = ng
+    state[1] = hu
+    return rows.shape[0]
+
+
+@njit(nogil=True, cache=True)
+def _rehash(g_hash, ng, slots):
+    mask = np.uint64(slots.shape[0] - 1)
+    for g in range(ng):
+        pos = g_hash[g] & mask
+        while slots[pos] >= 0:
+            pos = (pos + np.uint64(1)) & mask
+        slots[pos] = g
+
+
+class GroupTable:
+    """Distinct normalized keys -> dense group ids 0..n_groups-1."""
+
+    def __init__(self, kw: int, ks: int, memory=None):
+        self.kw, self.ks = kw, ks
+        self.memory = memory
+        self.slots = np.full(1024, -1, np.int64)
+        self.g_hash = np.zeros(256, np.uint64)
+        self.g_keys = np.zeros((256, kw + 2 * ks), np.uint64)
+        self.g_heap = np.zeros(4096 if ks else 0, np.uint8)
+        self.state = np.zeros(2, np.int64)
+        self._reserved = 0
+        self._account()
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.state[0])
+
+    def nbytes(self) -> int:
+        return self.slots.nbytes + self.g_hash.nbytes + self.g_keys.nbytes + self.g_heap.nbytes
+
+    def _account(self):
+        if self.memory is not None:
+            now = self.nbytes()
+            self.memory.reserve(now - self._reserved, "hash aggregation table")
+            self._reserved = now
+
+    def release(self):
+        if self.memory is not None:
+            self.memory.release(self._reserved)
+            self._reserved = 0
+
+    def insert(self, keys: KeyColumns, hashes: np.ndarray | None = None) -> np.ndarray:
+        """Group id of every row of ``keys`` (new groups are added)."""
+        if hashes is None:
+            hashes = hash_keys(keys)
+        out = np.empty(keys.n, np.int64)
+        misses = _group_lookup(hashes, keys.keys, keys.kw, keys.heap, self.slots,
+                               self.g_hash, self.g_keys, self.g_heap, out)
+        if misses == 0:
+            return out
+        rows = np.flatnonzero(out < 0).astype(np.int64)
+        start = 0
+        while True:
+            start = _group_insert(hashes, keys.keys, keys.kw, keys.heap, rows, start,
+                                  self.slots, self.g_hash, self.g_keys, self.g_heap,
+                                  self.state, out)
+            if start >= len(rows):
+                return out
+            self._grow(keys, int(rows[start]))
+
+    def _grow(self, keys: KeyColumns, start: int):
+        ng = self.n_groups
+        if ng >= len(self.g_hash):
+            cap = 2 * len(self.g_hash)
+            self.g_hash = _grown(self.g_hash, cap)
+            self.g_keys = _grown(self.g_keys, cap)
+        if ng >= len(self.slots) // 2:
+            self.slots = np.full(2 * len(self.slots), -1, np.int64)
+            _rehash(self.g_hash, ng, self.slots)
+        if self.ks:
+            lens = (keys.strs[start, 0::2] & _LOW32).astype(np.int64)
+            need = int(lens[lens > 12].sum()) + int(self.state[1])
+            if need > len(self.g_heap):
+                self.g_heap = _grown(self.g_heap, max(need, 2 * len(self.g_heap)))
+        self._account()
+
+    def keys(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(words, strs, heap) of the groups, in group id order."""
+        ng = self.n_groups
+        k = self.g_keys[:ng]
+        return k[:, :self.kw], k[:, self.kw:], self.g_heap[:int(self.state[1])]
+
+    def key_columns(self) -> KeyColumns:
+        ng = self.n_groups
+        return KeyColumns(self.g_keys[:ng].copy(), self.kw, self.g_heap[:int(self.state[1])],
+                          None, ng)
+
+
+def _grown(a: np.ndarray, cap: int) -> np.ndarray:
+    out = np.zeros((cap,) + a.shape[1:], a.dtype)
+    out[:len(a)] = a
+    return out
+
+
+# ------------------------------------------------------------- join table
+
+@njit(nogil=True, cache=True)
+def join_build(hashes, skip, heads, nxt):
+    """Chain every row not marked in skip; chains list rows in ascending order."""
+    mask = np.uint64(heads.shape[0] - 1)
+    for i in range(hashes.shape[0] - 1, -1, -1):
+        if skip[i]:
+            continue
+        b = hashes[i] & mask
+        nxt[i] = heads[b]
+        heads[b] = i
+
+
+@njit(nogil=True, cache=True)
+def join_probe(p_hash, p_keys, p_heap, p_skip, b_hash, b_keys, b_heap, kw, heads, nxt,
+               resume, out_p, out_b):
+    """Emit (probe row, build row) pairs with equal keys into out_p/out_b.
+    resume = [probe row, next build candidate or -1]; updated when the
+    output is full.  Returns the number of pairs written."""
+    mask = np.uint64(heads.shape[0] - 1)
+    width = p_keys.shape[1]
+    pf = p_keys.reshape(-1)
+    bf = b_keys.reshape(-1)
+    cap = out_p.shape[0]
+    cnt = 0
+    i = resume[0]
+    cand = resume[1]
+    n = p_hash.shape[0]
+    while i < n:
+        if p_skip[i]:
+            i += 1
+            cand = -1
+            continue
+        h = p_hash[i]
+        if cand < 0:
+            cand = heads[h & mask]
+        while cand >= 0:
+            if cnt >= cap:
+                resume[0] = i
+                resume[1] = cand
+                return cnt
+            if b_hash[cand] == h and keys_equal(pf, p_heap, i, bf, b_heap, cand, kw, width):
+                out_p[cnt] = i
+                out_b[cnt] = cand
+                cnt += 1
+            cand = nxt[cand]
+        i += 1
+        cand = -1
+    resume[0] = n
+    resume[1] = -1
+    return cnt
+
+
+@njit(nogil=True, cache=True)
+def join_probe_exists(p_hash, p_keys, p_heap, p_skip, b_hash, b_keys, b_heap, kw,
+                      heads, nxt, matched):
+    """matched[i] = 1 when probe row i has at least one equal build key."""
+    mask = np.uint64(heads.shape[0] - 1)
+    width = p_keys.shape[1]
+    pf = p_keys.reshape(-1)
+    bf = b_keys.reshape(-1)
+    for i in range(p_hash.shape[0]):
+        matched[i] = 0
+        if p_skip[i]:
+            continue
+        h = p_hash[i]
+        cand = heads[h & mask]
+        while cand >= 0:
+            if b_hash[cand] == h and keys_equal(pf, p_heap, i, bf, b_heap, cand, kw, width):
+                matched[i] = 1
+                break
+            cand = nxt[cand]
+
+
+def table_size(n: int) -> int:
+    """Power of two >= 2n (at least 16)."""
+    size = 16
+    while size < 2 * n:
+        size *= 2
+    return size

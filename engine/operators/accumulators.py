@@ -1,0 +1,330 @@
+"""Per-aggregate accumulators over dense group ids (flat numpy arrays).
+
+Each accumulator supports update(gid, vector, n_groups), absorb(other,
+mapping, n_groups) to merge a thread-local one, and finalize(n_groups) ->
+Vector of the AggregateCall's type.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.block import Vector
+from engine.errors import ArithmeticOverflowError, UnsupportedFeatureError
+from engine.kernels import aggregates as K
+from engine.kernels.sort import float_from_sort_keys, float_sort_keys, gather_strings
+
+
+def _grow(a: np.ndarray, n: int, fill=0) -> np.ndarray:
+    if len(a) >= n:
+        return a
+    out = np.full((max(n, 2 * len(a)),) + a.shape[1:], fill, a.dtype)
+    out[:len(a)] = a
+    return out
+
+
+def _nulls(vec: Vector | None, n: int) -> np.ndarray:
+    if vec is None or vec.nulls is None:
+        return np.zeros(n, np.uint8)
+    return np.ascontiguousarray(vec.nulls, dtype=np.uint8)
+
+
+class CountAcc:
+    """count(*) (vector None) and count(x)."""
+
+    def __init__(self, call):
+        self.call = call
+        self.counts = np.zeros(16, np.int64)
+
+    def update(self, gid, vec, ng):
+        self.counts = _grow(self.counts, ng)
+        K.count_update(gid, _nulls(vec, len(gid)), self.counts)
+
+    def absorb(self, other, mapping, ng):
+        self.counts = _grow(self.counts, ng)
+        np.add.at(self.counts, mapping, other.counts[:len(mapping)])
+
+    def finalize(self, ng):
+        return Vector(self.call.type, self.counts[:ng].astype(self.call.type.numpy_dtype))
+
+
+class SumIntAcc:
+    """sum/avg of integers and decimals: exact (int64 plus a 2**64 carry)."""
+
+    def __init__(self, call, arg_type):
+        self.call, self.arg_type = call, arg_type
+        self.acc = np.zeros(16, np.int64)
+        self.carry = np.zeros(16, np.int64)
+        self.cnt = np.zeros(16, np.int64)
+
+    def _ensure(self, ng):
+        self.acc = _grow(self.acc, ng)
+        self.carry = _grow(self.carry, ng)
+        self.cnt = _grow(self.cnt, ng)
+
+    def update(self, gid, vec, ng):
+        self._ensure(ng)
+        nulls = _nulls(vec, len(gid))
+        K.sum_int_update(gid, np.ascontiguousarray(vec.data, dtype=np.int64), nulls,
+                         self.acc, self.carry)
+        K.count_update(gid, nulls, self.cnt)
+
+    def absorb(self, other, mapping, ng):
+        self._ensure(ng)
+        k = len(mapping)
+        K.sum_int_update(mapping, other.acc[:k], np.zeros(k, np.uint8), self.acc, self.carry)
+        np.add.at(self.carry, mapping, other.carry[:k])
+        np.add.at(self.cnt, mapping, other.cnt[:k])
+
+    def exact(self, ng) -> np.ndarray:
+        """Exact sums as an object array of Python ints."""
+        acc = self.acc[:ng].astype(object)
+        carry = self.carry[:ng]
+        if carry.any():
+            acc = acc + carry.astype(object) * (1 << 64)
+        return acc
+
+    def finalize(self, ng):
+        t = self.call.type
+        cnt = self.cnt[:ng]
+        nulls = (cnt == 0).astype(np.uint8)
+        if self.call.func == "avg":
+            scale = 10.0 ** self.arg_type.scale if self.arg_type.is_decimal else 1.0
+            if not self.carry[:ng].any() and np.abs(self.acc[:ng]).max(initial=0) < 2 ** 53:
+                total = self.acc[:ng].astype(np.float64)
+            else:
+                total = np.array([float(v) for v in self.exact(ng)], np.float64)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                vals = total / np.maximum(cnt, 1) / scale
+            return Vector(t, vals.astype(t.numpy_dtype), nulls if nulls.any() else None)
+        if t.numpy_dtype == object:
+            vals = self.exact(ng)
+            vals[cnt == 0] = 0          # NULL slots hold a gap value
+        else:
+            if self.carry[:ng].any():
+                raise ArithmeticOverflowError(f"{self.call!r} overflows {t}")
+            vals = self.acc[:ng].astype(t.numpy_dtype)
+        return Vector(t, vals, nulls if nulls.any() else None)
+
+
+class SumFloatAcc:
+    def __init__(self, call):
+        self.call = call
+        self.acc = np.zeros(16, np.float64)
+        self.cnt = np.zeros(16, np.int64)
+
+    def update(self, gid, vec, ng):
+        self.acc = _grow(self.acc, ng)
+        self.cnt = _grow(self.cnt, ng)
+        nulls = _nulls(vec, len(gid))
+        K.sum_float_update(gid, np.ascontiguousarray(vec.data, dtype=np.float64), nulls, self.acc)
+        K.count_update(gid, nulls, self.cnt)
+
+    def absorb(self, other, mapping, ng):
+        self.acc = _grow(self.acc, ng)
+        self.cnt = _grow(self.cnt, ng)
+        k = len(mapping)
+        np.add.at(self.acc, mapping, other.acc[:k])
+        np.add.at(self.cnt, mapping, other.cnt[:k])
+
+    def finalize(self, ng):
+        cnt = self.cnt[:ng]
+        vals = self.acc[:ng].copy()
+        if self.call.func == "avg":
+            vals = vals / np.maximum(cnt, 1)
+        nulls = (cnt == 0).astype(np.uint8)
+        return Vector(self.call.type, vals.astype(self.call.type.numpy_dtype),
+                      nulls if nulls.any() else None)
+
+
+class SumObjectAcc:
+    """sum/avg over HUGEINT, wide decimals or UBIGINT: exact Python ints (rare)."""
+
+    def __init__(self, call, arg_type):
+        self.call, self.arg_type = call, arg_type
+        self.acc = np.zeros(16, object)
+        self.cnt = np.zeros(16, np.int64)
+
+    def update(self, gid, vec, ng):
+        self.acc = _grow(self.acc, ng, 0)
+        self.cnt = _grow(self.cnt, ng)
+        keep = _nulls(vec, len(gid)) == 0
+        g = gid[keep]
+        np.add.at(self.acc, g, np.array([int(v) for v in vec.data[keep]], dtype=object))
+        np.add.at(self.cnt, g, 1)
+
+    def absorb(self, other, mapping, ng):
+        self.acc = _grow(self.acc, ng, 0)
+        self.cnt = _grow(self.cnt, ng)
+        k = len(mapping)
+        np.add.at(self.acc, mapping, other.acc[:k])
+        np.add.at(self.cnt, mapping, other.cnt[:k])
+
+    def finalize(self, ng):
+        cnt = self.cnt[:ng]
+        nulls = (cnt == 0).astype(np.uint8)
+        t = self.call.type
+        if self.call.func == "avg":
+            scale = 10 ** self.arg_type.scale if self.arg_type.is_decimal else 1
+            vals = np.array([float(a) / c / scale if c else 0.0
+                             for a, c in zip(self.acc[:ng], cnt)], np.float64)
+            return Vector(t, vals, nulls if nulls.any() else None)
+        vals = self.acc[:ng].copy()
+        vals[cnt == 0] = 0
+        if t.numpy_dtype != object:
+            vals = np.array(list(vals)).astype(t.numpy_dtype)
+        return Vector(t, vals, nulls if nulls.any() else None)
+
+
+class MinMaxAcc:
+    """min/max of fixed-width values via order-preserving int64/uint64 keys."""
+
+    def __init__(self, call, arg_type):
+        self.call, self.arg_type = call, arg_type
+        self.is_max = call.func == "max"
+        dt = arg_type.numpy_dtype
+        self.kind = "f" if dt.kind == "f" else ("u" if dt == np.uint64 else "i")
+        self.acc = np.zeros(16, np.uint64 if self.kind in "fu" else np.int64)
+        self.has = np.zeros(16, np.uint8)
+
+    def _keys(self, data):
+        if self.kind == "f":
+            return float_sort_keys(data)
+        if self.kind == "u":
+            return np.ascontiguousarray(data, dtype=np.uint64)
+        return np.ascontiguousarray(data, dtype=np.int64)
+
+    def _apply(self, gid, keys, nulls, ng):
+        self.acc = _grow(self.acc, ng)
+        self.has = _grow(self.has, ng)
+        if self.kind == "i":
+            K.minmax_int_update(gid, keys, nulls, self.acc, self.has, self.is_max)
+        else:
+            K.minmax_uint_update(gid, keys, nulls, self.acc, self.has, self.is_max)
+
+    def update(self, gid, vec, ng):
+        self._apply(gid, self._keys(vec.data), _nulls(vec, len(gid)), ng)
+
+    def absorb(self, other, mapping, ng):
+        k = len(mapping)
+        self._apply(mapping, other.acc[:k], (other.has[:k] == 0).astype(np.uint8), ng)
+
+    def finalize(self, ng):
+        t = self.call.type
+        keys = self.acc[:ng]
+        vals = float_from_sort_keys(keys) if self.kind == "f" else keys
+        nulls = (self.has[:ng] == 0).astype(np.uint8)
+        return Vector(t, vals.astype(t.numpy_dtype), nulls if nulls.any() else None)
+
+
+class MinMaxStringAcc:
+    """min/max of strings: best views per group over an owned heap."""
+
+    def __init__(self, call):
+        self.call = call
+        self.is_max = call.func == "max"
+        self.views = np.zeros((16, 2), np.uint64)
+        self.heap = np.zeros(0, np.uint8)
+        self.has = np.zeros(16, np.uint8)
+
+    def _offer(self, groups, cviews, cheap, ng):
+        """Candidates (group, string) -> replace where better."""
+        self.views = _grow(self.views, ng)
+        self.has = _grow(self.has, ng)
+        if len(groups) == 0:
+            return
+        rep = np.empty(len(groups), np.uint8)
+        K.string_replace_mask(groups, cviews, cheap, self.views, self.heap, self.has,
+                              self.is_max, rep)
+        sel = np.flatnonzero(rep)
+        if len(sel) == 0:
+            return
+        nv, nh = gather_strings(cviews, cheap, sel)
+        long_rows = (nv[:, 0] & np.uint64(0xFFFFFFFF)) > 12
+        nv[long_rows, 1] += np.uint64(len(self.heap))
+        self.heap = np.concatenate([self.heap, nh]) if len(nh) else self.heap
+        self.views[groups[sel]] = nv
+        self.has[groups[sel]] = 1
+        if len(self.heap) > (1 << 20):
+            self._compact(ng)
+
+    def _compact(self, ng):
+        idx = np.arange(ng, dtype=np.int64)
+        v, h = gather_strings(self.views[:ng], self.heap, idx)
+        self.views[:ng] = v
+        self.heap = h
+
+    def update(self, gid, vec, ng):
+        best = np.full(ng, -1, np.int64)
+        views = np.ascontiguousarray(vec.data, dtype=np.uint64).reshape(-1, 2)
+        heap = vec.heap if vec.heap is not None else np.zeros(0, np.uint8)
+        K.best_string_rows(gid, views, heap, _nulls(vec, len(gid)), best, self.is_max)
+        groups = np.flatnonzero(best >= 0).astype(np.int64)
+        self._offer(groups, np.ascontiguousarray(views[best[groups]]), heap, ng)
+
+    def absorb(self, other, mapping, ng):
+        k = len(mapping)
+        have = np.flatnonzero(other.has[:k])
+        self._offer(mapping[have].astype(np.int64),
+                    np.ascontiguousarray(other.views[have]), other.heap, ng)
+
+    def finalize(self, ng):
+        self.views = _grow(self.views, ng)
+        self.has = _grow(self.has, ng)
+        v, h = gather_strings(self.views[:ng], self.heap, np.arange(ng, dtype=np.int64))
+        nulls = (self.has[:ng] == 0).astype(np.uint8)
+        return Vector(self.call.type, v, nulls if nulls.any() else None, h)
+
+
+class MinMaxObjectAcc:
+    """min/max over object storage (HUGEINT, wide decimals): Python (rare)."""
+
+    def __init__(self, call):
+        self.call = call
+        self.is_max = call.func == "max"
+        self.acc = np.full(16, None, object)
+
+    def update(self, gid, vec, ng):
+        self.acc = _grow(self.acc, ng, None)
+        nulls = _nulls(vec, len(gid))
+        pick = max if self.is_max else min
+        for g, v, isnull in zip(gid, vec.data, nulls):
+            if not isnull:
+                cur = self.acc[g]
+                self.acc[g] = v if cur is None else pick(cur, v)
+
+    def absorb(self, other, mapping, ng):
+        self.acc = _grow(self.acc, ng, None)
+        pick = max if self.is_max else min
+        for g, v in zip(mapping, other.acc[:len(mapping)]):
+            if v is not None:
+                cur = self.acc[g]
+                self.acc[g] = v if cur is None else pick(cur, v)
+
+    def finalize(self, ng):
+        vals = self.acc[:ng].copy()
+        nulls = np.array([v is None for v in vals], np.uint8)
+        vals[nulls.astype(bool)] = 0
+        return Vector(self.call.type, vals, nulls if nulls.any() else None)
+
+
+def make_accumulator(call, arg_type):
+    """The accumulator for one AggregateCall (arg_type None for count_star)."""
+    f = call.func
+    if f in ("count_star", "count"):
+        return CountAcc(call)
+    if f in ("sum", "avg"):
+        if arg_type.is_float:
+            return SumFloatAcc(call)
+        if arg_type.numpy_dtype == object or arg_type.id == "UBIGINT":
+            return SumObjectAcc(call, arg_type)
+        if arg_type.is_integer or arg_type.is_decimal or arg_type.id == "BOOLEAN":
+            return SumIntAcc(call, arg_type)
+        raise UnsupportedFeatureError(f"{f} over {arg_type}")
+    if f in ("min", "max"):
+        if arg_type.is_string:
+            return MinMaxStringAcc(call)
+        if arg_type.numpy_dtype == object:
+            return MinMaxObjectAcc(call)
+        return MinMaxAcc(call, arg_type)
+    raise UnsupportedFeatureError(f"aggregate function {f!r}")

@@ -1,0 +1,73 @@
+"""Morsel-driven execution of one pipeline on worker threads.
+
+Workers take morsels in source order from a shared counter, each pushing into
+its own thread-local sink state; the states are merged at the end.  With one
+thread everything runs on the calling thread.  numba kernels release the GIL,
+so threads run in parallel.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from engine.pipeline import Pipeline
+
+_POOL_LOCK = threading.Lock()
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+
+
+def _pool(threads: int) -> ThreadPoolExecutor:
+    with _POOL_LOCK:
+        pool = _POOLS.get(threads)
+        if pool is None:
+            pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="pqdb-worker")
+            _POOLS[threads] = pool
+        return pool
+
+
+def run_pipeline(pipeline: Pipeline, threads: int):
+    """Run every morsel of the pipeline's source through it; return the
+    sink's merged result."""
+    sink = pipeline.sink
+    morsels = pipeline.source.morsels()
+    threads = max(1, min(threads, len(morsels)))
+    if threads == 1:
+        local = sink.make_local()
+        for i, m in enumerate(morsels):
+            if sink.done():
+                break
+            pipeline.run_morsel(m, i, sink, local)
+        return sink.merge([local])
+
+    lock = threading.Lock()
+    next_index = [0]
+    failed = threading.Event()
+
+    def worker():
+        local = sink.make_local()
+        while not failed.is_set():
+            with lock:
+                i = next_index[0]
+                if i >= len(morsels) or sink.done():
+                    break
+                next_index[0] = i + 1
+            try:
+                pipeline.run_morsel(morsels[i], i, sink, local)
+            except BaseException:
+                failed.set()
+                raise
+        return local
+
+    pool = _pool(threads)
+    futures = [pool.submit(worker) for _ in range(threads)]
+    locals_, error = [], None
+    for f in futures:
+        try:
+            locals_.append(f.result())
+        except BaseException as e:     # re-raise the first failure after all stop
+            if error is None:
+                error = e
+    if error is not None:
+        raise error
+    return sink.merge(locals_)
