@@ -1,5 +1,5 @@
-"""Page decompression: UNCOMPRESSED, SNAPPY, GZIP, ZSTD, and LZ4 / LZ4_RAW /
-BROTLI when the optional ``lz4`` / ``brotli`` modules are importable.
+"""Page decompression: UNCOMPRESSED, SNAPPY, GZIP, ZSTD, LZ4, LZ4_RAW and
+BROTLI (the last three through cramjam, which python-snappy is built on).
 
 ``decompress`` returns a fresh writable uint8 array of exactly the page's
 uncompressed size; corrupt data or a size mismatch is a FileFormatError, an
@@ -87,22 +87,33 @@ def _zstd(data, expected: int) -> np.ndarray:
     return _to_array(b"".join(parts), expected, "ZSTD")
 
 
-def _lz4_module(codec: str):
+def _lz4_block(codec: str):
+    """A function (bytes, size) -> bytes decoding one raw LZ4 block: cramjam's
+    (python-snappy is built on cramjam), else the optional ``lz4`` module."""
+    if _cramjam is not None:
+        return lambda raw, size: bytes(_cramjam.lz4.decompress_block(raw, output_len=size))
     try:
         import lz4.block
-        return lz4.block
     except ImportError:
-        raise UnsupportedFeatureError(f"compression codec {codec} (python module 'lz4' not installed)") from None
+        raise UnsupportedFeatureError(f"compression codec {codec} (needs cramjam or lz4)") from None
+    return lambda raw, size: lz4.block.decompress(raw, uncompressed_size=size)
 
 
 def _lz4_raw(data, expected: int) -> np.ndarray:
-    block = _lz4_module("LZ4_RAW")
-    return _to_array(block.decompress(_as_bytes(data), uncompressed_size=expected), expected, "LZ4_RAW")
+    block = _lz4_block("LZ4_RAW")
+    try:
+        return _to_array(block(_as_bytes(data), expected), expected, "LZ4_RAW")
+    except FileFormatError:
+        raise
+    except Exception as e:
+        raise FileFormatError(f"LZ4_RAW page is corrupt: {e}") from None
 
 
 def _lz4_hadoop(data, expected: int) -> np.ndarray:
-    """Hadoop framing (big-endian sizes before each block); falls back to a raw block."""
-    block = _lz4_module("LZ4")
+    """The deprecated LZ4 codec: Hadoop framing (big-endian sizes before each
+    block) as parquet-java writes it, else a raw block, else the LZ4 frame
+    format, as other readers detect."""
+    block = _lz4_block("LZ4")
     raw = _as_bytes(data)
     try:
         pos, parts, total = 0, [], 0
@@ -113,7 +124,7 @@ def _lz4_hadoop(data, expected: int) -> np.ndarray:
             pos += 8
             if csize > len(raw) - pos or total + usize > expected:
                 raise ValueError("bad hadoop frame")
-            parts.append(block.decompress(raw[pos:pos + csize], uncompressed_size=usize))
+            parts.append(block(raw[pos:pos + csize], usize))
             total += usize
             pos += csize
         if total != expected:
@@ -122,18 +133,32 @@ def _lz4_hadoop(data, expected: int) -> np.ndarray:
     except Exception:
         pass
     try:
-        return _to_array(block.decompress(raw, uncompressed_size=expected), expected, "LZ4")
+        return _to_array(block(raw, expected), expected, "LZ4")
     except Exception:
-        import lz4.frame
-        return _to_array(lz4.frame.decompress(raw), expected, "LZ4")
+        pass
+    try:
+        if _cramjam is not None:
+            out = bytes(_cramjam.lz4.decompress(raw))
+        else:
+            import lz4.frame
+            out = lz4.frame.decompress(raw)
+    except Exception:
+        raise FileFormatError("LZ4 page is neither Hadoop-framed, a raw block nor an LZ4 frame") from None
+    return _to_array(out, expected, "LZ4")
 
 
 def _brotli(data, expected: int) -> np.ndarray:
     try:
-        import brotli
+        if _cramjam is not None:
+            out = bytes(_cramjam.brotli.decompress(_as_bytes(data), output_len=expected))
+        else:
+            import brotli
+            out = brotli.decompress(_as_bytes(data))
     except ImportError:
-        raise UnsupportedFeatureError("compression codec BROTLI (python module 'brotli' not installed)") from None
-    return _to_array(brotli.decompress(_as_bytes(data)), expected, "BROTLI")
+        raise UnsupportedFeatureError("compression codec BROTLI (needs cramjam or brotli)") from None
+    except Exception as e:
+        raise FileFormatError(f"BROTLI page is corrupt: {e}") from None
+    return _to_array(out, expected, "BROTLI")
 
 
 _CODECS = {"SNAPPY": _snappy, "GZIP": _gzip, "ZSTD": _zstd, "LZ4_RAW": _lz4_raw,
@@ -147,12 +172,12 @@ def check_codec(codec: str) -> None:
     if codec not in _CODECS:
         raise UnsupportedFeatureError(f"compression codec {codec}")
     if codec in ("LZ4", "LZ4_RAW"):
-        _lz4_module(codec)
-    if codec == "BROTLI":
+        _lz4_block(codec)
+    if codec == "BROTLI" and _cramjam is None:
         try:
             import brotli  # noqa: F401
         except ImportError:
-            raise UnsupportedFeatureError("compression codec BROTLI (python module 'brotli' not installed)") from None
+            raise UnsupportedFeatureError("compression codec BROTLI (needs cramjam or brotli)") from None
 
 
 def decompress(codec: str, data, uncompressed_size: int, out: np.ndarray | None = None) -> np.ndarray:
