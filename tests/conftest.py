@@ -3,13 +3,11 @@ the session, and paths to the shared conformance corpus and answers."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("PQDB_SHARED", REPO.parent / "shared"))
+from tests.paths import SHARED
 
 
 @pytest.fixture(scope="session")

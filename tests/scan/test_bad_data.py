@@ -9,12 +9,14 @@ import random
 
 import pytest
 
+from tests.paths import CORPUS_BAD, CORPUS_DATA
+
 from scan import BufferManager, open_parquet
 from scan.errors import FileFormatError, PqdbError, UnsupportedFeatureError
 from scan.io.source import ByteSource
 
-BAD = "/work/shared/parquet-testing/bad_data"
-DATA = "/work/shared/parquet-testing/data"
+BAD = CORPUS_BAD
+DATA = CORPUS_DATA
 BAD_FILES = sorted(f for f in os.listdir(BAD) if f.endswith(".parquet"))
 
 # what we currently say about each bad file (error class, message fragment)

@@ -9,23 +9,19 @@ import os
 
 import pytest
 
+from tests.paths import CORPUS_BAD, CORPUS_DATA
+
 from scan import open_parquet
 from scan.errors import FileFormatError, PqdbError, UnsupportedFeatureError
 from tests.scan.oracle import compare_file
 
-DATA = "/work/shared/parquet-testing/data"
+DATA = CORPUS_DATA
 FILES = sorted(os.path.basename(p) for p in glob.glob(os.path.join(DATA, "*.parquet")))
 ENCRYPTED = sorted(os.path.basename(p) for p in glob.glob(os.path.join(DATA, "*.parquet.encrypted")))
 
 NESTED = "nested column"
 # file -> {column (or "*" = every column): reason the reader must give}
 EXPECTED_UNSUPPORTED = {
-    "byte_stream_split_extended.gzip.parquet": {"float16_plain": "FLOAT16",
-                                                "float16_byte_stream_split": "FLOAT16"},
-    "float16_nonzeros_and_nans.parquet": {"x": "FLOAT16"},
-    "float16_zeros_and_nans.parquet": {"x": "FLOAT16"},
-    "floating_orders_nan_count.parquet": {"float16_ieee754": "FLOAT16",
-                                          "float16_typedef": "FLOAT16"},
     "datapage_v2.snappy.parquet": {"e.list.element": NESTED},
     "incorrect_map_schema.parquet": {"*": NESTED},
     "large_string_map.brotli.parquet": {"*": NESTED},

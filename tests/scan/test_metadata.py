@@ -13,12 +13,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from tests.paths import CORPUS_BAD, CORPUS_DATA
+
 from scan import BufferManager, LocalFileSource, open_parquet
 from scan import thrift as T
 from scan.codecs import decompress
 from scan.errors import FileFormatError, PqdbIOError, UnsupportedFeatureError
 
-DATA = "/work/shared/parquet-testing/data"
+DATA = CORPUS_DATA
 
 
 # ---- thrift -------------------------------------------------------------------
