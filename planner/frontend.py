@@ -116,6 +116,10 @@ def _parse_statement(text: str) -> list[Statement]:
         return [DropViewStatement(t.name, bool(ast.args.get("exists")), text) for t in tables]
     if isinstance(ast, exp.Set):
         return [_set_item(item, text) for item in ast.expressions]
+    if isinstance(ast, (exp.Alias, exp.Condition, exp.Identifier)):
+        # sqlglot reads a misspelt keyword ("SELEC x") as a bare expression
+        word = text.split(None, 1)[0]
+        raise SQLError(f"syntax error at or near {word!r}", 1, 1, sql=text)
     raise UnsupportedFeatureError(f"{_kind(ast)} is not supported")
 
 

@@ -71,3 +71,10 @@ def test_errors_are_one_hierarchy():
     from engine import errors
     assert errors.BinderError.__mro__[1] is errors.SQLError
     assert issubclass(errors.SQLError, errors.PqdbError)
+
+
+@pytest.mark.parametrize("sql", ["SELEC oops", "1+1", "hello"])
+def test_misspelt_statement_is_a_syntax_error(sql):
+    with pytest.raises(SQLError, match="syntax error at or near") as info:
+        parse_statements(sql)
+    assert (info.value.line, info.value.column) == (1, 1)
