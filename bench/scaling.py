@@ -1,0 +1,64 @@
+"""Thread scaling: TPC-H queries with threads=1 and threads=N in one run.
+
+    .venv/bin/python bench/scaling.py --data data/sf1 [--queries 1,3,6] [--threads 2] [--repeat 3]
+
+Prints per-query times, the speedup and the geometric mean of the speedups.
+Queries that pqdb cannot run yet are reported as such.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import engine
+from engine.errors import PqdbError
+from tpch.queries import query_text, view_statements
+
+
+def _connect(data: str, threads: int):
+    con = engine.connect(threads=threads)
+    for stmt in view_statements(data):
+        con.sql(stmt)
+    return con
+
+
+def _time(con, sql: str, repeat: int) -> float:
+    con.sql(sql).fetchall()                 # warm: numba cache, buffer manager
+    best = math.inf
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        con.sql(sql).fetchall()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--queries", default=",".join(str(q) for q in range(1, 23)))
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args(argv)
+    one, many = _connect(args.data, 1), _connect(args.data, args.threads)
+    print(f"{'query':>6} {'1 thread':>10} {str(args.threads) + ' threads':>10} {'speedup':>8}")
+    speedups = []
+    for q in (int(x) for x in args.queries.split(",")):
+        sql = query_text(q)
+        try:
+            t1 = _time(one, sql, args.repeat)
+            tn = _time(many, sql, args.repeat)
+        except PqdbError as e:
+            print(f"Q{q:02d}    not run: {str(e).splitlines()[0][:80]}")
+            continue
+        speedups.append(t1 / tn)
+        print(f"Q{q:02d}   {t1:10.3f} {tn:10.3f} {t1 / tn:7.2f}x", flush=True)
+    if speedups:
+        geo = math.exp(sum(map(math.log, speedups)) / len(speedups))
+        print(f"geometric mean speedup over {len(speedups)} queries: {geo:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
