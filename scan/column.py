@@ -9,6 +9,7 @@ converts them to engine storage."""
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from scan.errors import FileFormatError, UnsupportedFeatureError
 from scan.pages import DATA_PAGE_V2, DICTIONARY_PAGE, Arena, iter_pages
@@ -85,8 +86,12 @@ def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
             elif enc in _DICT_ENCODINGS:
                 if dictionary is None:
                     raise FileFormatError("dictionary-encoded page without a dictionary page")
-                # gathered once per chunk below (indices are 4 bytes, views 16)
-                values, heap = decode_dictionary_indices(data, pos, len(data), n_valid), _INDICES
+                values = _dictionary_values(data, pos, n_valid, dictionary)
+                if values is not None:
+                    heap = dict_heap
+                else:       # checked path: gathered once per chunk below
+                    values = decode_dictionary_indices(data, pos, len(data), n_valid)
+                    heap = _INDICES
             elif enc == "RLE" and ptype == "BOOLEAN":
                 from scan.encodings.rle import decode_rle_booleans
                 values, _ = decode_rle_booleans(data, pos, len(data), n_valid)
@@ -116,6 +121,109 @@ def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
         from scan.levels import scatter_dense
         values = scatter_dense(values, nulls)
     return ChunkValues(values, nulls, heap)
+
+
+@njit(nogil=True, cache=True)
+def _dictionary_page_kernel(buf, pos, end, count, dictionary, out):
+    """Fused decode of one dictionary-encoded data page: the bit-width byte
+    at ``pos``, then RLE/bit-packed indices, each written as
+    ``out[k] = dictionary[index]`` (no int32 index array, no second pass;
+    bit-packed values are read with independent word loads).  Returns 0, or
+    -1 on any defect: the caller then reruns the checked two-step decoder,
+    which names the error."""
+    if end > buf.shape[0]:
+        end = buf.shape[0]
+    if pos >= end:
+        return -1
+    bit_width = np.int64(buf[pos])
+    pos += 1
+    if bit_width > 32:
+        return -1
+    size = dictionary.shape[0]
+    mask = np.uint64((np.int64(1) << bit_width) - 1)
+    value_bytes = (bit_width + 7) // 8
+    filled = 0
+    while filled < count:
+        if pos >= end:
+            return -1
+        header = np.uint64(0)
+        shift = 0
+        while True:
+            if pos >= end:
+                return -1
+            b = np.uint64(buf[pos])
+            pos += 1
+            header |= (b & np.uint64(0x7F)) << np.uint64(shift)
+            if b < 128:
+                break
+            shift += 7
+            if shift >= 35:
+                return -1
+        run = np.int64(header >> np.uint64(1))
+        if (header & np.uint64(1)) == 0:
+            if pos + value_bytes > end:
+                return -1
+            v = np.uint64(0)
+            for k in range(value_bytes):
+                v |= np.uint64(buf[pos + k]) << np.uint64(8 * k)
+            pos += value_bytes
+            n = min(run, count - filled)
+            if n > 0:
+                if v >= np.uint64(size):
+                    return -1
+                value = dictionary[np.int64(v)]
+                for k in range(n):
+                    out[filled + k] = value
+            filled += n
+        else:
+            n = min(run * 8, count - filled)
+            if pos + (n * bit_width + 7) // 8 > end:
+                return -1
+            fast = (end - pos - 8) * 8 // bit_width if bit_width > 0 else 0
+            for k in range(n):
+                bit = k * bit_width
+                byte = pos + (bit >> 3)
+                if k < fast:           # 8 bytes readable: one unaligned word
+                    w = (np.uint64(buf[byte]) | np.uint64(buf[byte + 1]) << np.uint64(8)
+                         | np.uint64(buf[byte + 2]) << np.uint64(16)
+                         | np.uint64(buf[byte + 3]) << np.uint64(24)
+                         | np.uint64(buf[byte + 4]) << np.uint64(32))
+                else:
+                    w = np.uint64(0)
+                    for j in range(5):
+                        if byte + j < end:
+                            w |= np.uint64(buf[byte + j]) << np.uint64(8 * j)
+                idx = (w >> np.uint64(bit & 7)) & mask
+                if idx >= np.uint64(size):
+                    return -1
+                out[filled + k] = dictionary[np.int64(idx)]
+            filled += n
+            pos += run * bit_width
+            if pos > end:
+                pos = end
+    return 0
+
+
+def _dictionary_values(data, pos, n_valid, dictionary):
+    """Values of a dictionary-encoded page through the fused kernel, or
+    None when the dictionary's storage has no fused form (or a defect
+    needs the checked path).  1-D values are gathered as same-size ints,
+    (n, 2) string views as one complex128 per row."""
+    d = dictionary
+    if d.ndim == 2 and d.dtype == np.uint64 and d.shape[1] == 2:
+        flat = np.ascontiguousarray(d).view(np.complex128).reshape(-1)
+        out = np.empty(n_valid, np.complex128)
+        if _dictionary_page_kernel(data, pos, len(data), n_valid, flat, out) < 0:
+            return None
+        return out.view(np.uint64).reshape(-1, 2)
+    if d.ndim != 1 or d.dtype.kind not in "iuf" or d.dtype.itemsize not in (4, 8):
+        return None
+    as_int = np.int32 if d.dtype.itemsize == 4 else np.int64
+    out = np.empty(n_valid, d.dtype)
+    if _dictionary_page_kernel(data, pos, len(data), n_valid,
+                               np.ascontiguousarray(d).view(as_int), out.view(as_int)) < 0:
+        return None
+    return out
 
 
 def _def_levels(page, max_def):

@@ -289,7 +289,12 @@ def _from_logical(info: ColumnInfo, body: dict, kind: str, el: dict):
         return _int_name(info, body.get("bitWidth"), body.get("isSigned", True))
     if kind == "UNKNOWN":
         return "unsupported:NULL (UNKNOWN logical type)"
-    if kind in ("FLOAT16", "INTERVAL", "VARIANT"):
+    if kind == "FLOAT16":            # half floats are widened to float32 storage
+        ok = p == "FIXED_LEN_BYTE_ARRAY" and info.type_length == 2
+        return "float32" if ok else _mismatch(info, "FLOAT16 (type_length 2)")
+    if kind == "INTERVAL":
+        return _interval(info)
+    if kind == "VARIANT":
         return f"unsupported:{kind}"
     return None                                    # MAP/LIST on a leaf: fall back
 
@@ -317,8 +322,16 @@ def _from_converted(info: ColumnInfo, ct: str, el: dict):
     if ct in _CT_INTS:
         return _int_name(info, *_CT_INTS[ct])
     if ct == "INTERVAL":
-        return "unsupported:INTERVAL"
+        return _interval(info)
     return None
+
+
+def _interval(info: ColumnInfo) -> str:
+    """INTERVAL: FIXED_LEN_BYTE_ARRAY(12) of little-endian uint32 months,
+    days, milliseconds; kept as its 12 raw bytes (type blob)."""
+    if info.physical_type == "FIXED_LEN_BYTE_ARRAY" and info.type_length == 12:
+        return "blob"
+    return _mismatch(info, "INTERVAL (FIXED_LEN_BYTE_ARRAY(12))")
 
 
 # ---- column chunks and statistics ------------------------------------------------
@@ -414,6 +427,11 @@ def decode_stat_value(raw, col: ColumnInfo):
             v = struct.unpack("<f" if p == "FLOAT" else "<d", raw)[0]
             return None if math.isnan(v) else v
         if p in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
+            if t == "float32":                       # FLOAT16
+                if len(raw) != 2:
+                    return None
+                v = struct.unpack("<e", raw)[0]
+                return None if math.isnan(v) else v
             if t.startswith("decimal"):
                 return int.from_bytes(raw, "big", signed=True) if raw else None
             return bytes(raw)

@@ -75,8 +75,13 @@ class ParquetFile:
         self._data_end = size - 8 - n
         return parse_footer(footer, size, self.path)
 
-    def column_index(self, name: str) -> int:
-        """Leaf index of the column called ``name`` (dotted path for nested)."""
+    def column_index(self, name, column=None):
+        """``column_index(name)``: leaf index of the column called ``name``
+        (dotted path for nested).  ``column_index(row_group, column)``: the
+        page index ColumnIndex of that chunk (scan/pageindex.py), or None."""
+        if column is not None:
+            from scan.pageindex import read_column_index
+            return read_column_index(self, name, column)
         try:
             return self._by_name[name]
         except KeyError:
@@ -122,6 +127,23 @@ class ParquetFile:
 
     def read_column_by_name(self, row_group: int, name: str) -> ColumnData:
         return self.read_column(row_group, self.column_index(name))
+
+    def offset_index(self, row_group: int, column: int):
+        """The page index OffsetIndex of one chunk (scan/pageindex.py), or None."""
+        from scan.pageindex import read_offset_index
+        return read_offset_index(self, row_group, column)
+
+    def bloom_filter(self, row_group: int, column: int):
+        """The split-block bloom filter of one chunk (scan/bloom.py), or None."""
+        from scan.bloom import read_bloom_filter
+        return read_bloom_filter(self, row_group, column)
+
+    def read_nested(self, row_group: int, field: str):
+        """Assemble top-level field ``field`` (flat or LIST/MAP/STRUCT) of one
+        row group: ColumnData, or a ListData / MapData / StructData tree
+        (scan/nested.py)."""
+        from scan.nested import read_nested
+        return read_nested(self, row_group, field)
 
     def close(self) -> None:
         self.source.close()
@@ -190,6 +212,9 @@ def to_storage(values: np.ndarray, heap, col):
             out[:] = values.tolist()
             return out, None
         return values.astype(np.int64, copy=False), None
+    if t == "float32" and col.physical_type == "FIXED_LEN_BYTE_ARRAY":
+        from scan.float16 import float16_views_to_float32
+        return float16_views_to_float32(values), None
     if col.physical_type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
         return values, heap if heap is not None else np.zeros(0, np.uint8)
     return values, None

@@ -38,6 +38,8 @@ def expected_storage(arr, col) -> list:
     if isinstance(arr.type, pa.ExtensionType):
         arr = arr.storage
     t = col.type_name
+    if pa.types.is_float16(arr.type):
+        arr = arr.cast(pa.float32())
     if t in ("string", "blob"):
         return [v.encode() if isinstance(v, str) else v for v in arr.to_pylist()]
     if t.startswith("decimal"):
@@ -98,3 +100,53 @@ def compare_file(path: str, verify_checksums: bool = True, skip: dict | None = N
             assert cd.num_rows == ours.row_groups[rg].num_rows
             compared.append(col.name)
     return sorted(set(compared))
+
+
+def expected_nested(arr, ours) -> list:
+    """A pyarrow (possibly nested) array as the python list that ``ours``
+    (a scan.nested tree of the same shape) gives from ``to_pylist``: leaves
+    in pqdb storage form, maps as lists of (key, value) tuples."""
+    from scan.nested import ListData, MapData, StructData
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+    if isinstance(arr.type, pa.ExtensionType):
+        arr = arr.storage
+    valid = arr.is_valid().to_pylist()
+    if isinstance(ours, StructData):
+        assert pa.types.is_struct(arr.type), arr.type
+        cols = {}
+        for i in range(arr.type.num_fields):
+            name = arr.type.field(i).name
+            cols[name] = expected_nested(arr.field(i), ours.children[name])
+        out = [{k: cols[k][r] for k in ours.children} for r in range(len(arr))]
+    elif isinstance(ours, (ListData, MapData)):
+        offsets = arr.offsets.to_pylist()
+        if pa.types.is_map(arr.type):
+            keys = expected_nested(arr.keys, ours.child.children["key"])
+            vals = expected_nested(arr.items, ours.child.children["value"])
+            items = list(zip(keys, vals))
+        else:
+            items = expected_nested(arr.values, ours.child)
+        out = [items[offsets[r]:offsets[r + 1]] for r in range(len(arr))]
+    else:
+        return expected_storage(arr, ours.column)
+    return [v if ok else None for v, ok in zip(out, valid)]
+
+
+def compare_nested_field(path: str, pf, row_group: int, field: str, theirs=None) -> None:
+    """Assert scan.nested reads ``field`` of ``row_group`` as pyarrow does."""
+    import pyarrow.parquet as pq
+    theirs = theirs or pq.ParquetFile(path)
+    ours = pf.read_nested(row_group, field)
+    exp = expected_nested(theirs.read_row_group(row_group, columns=[field]).column(0), ours)
+    got = ours.to_pylist()
+    assert _deep_same(got, exp), f"{path} rg {row_group} {field}: ours {got!r:.400} != " \
+                                 f"pyarrow {exp!r:.400}"
+
+
+def _deep_same(a, b) -> bool:
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_deep_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_deep_same(a[k], b[k]) for k in a)
+    return same_values([a], [b])

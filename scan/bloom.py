@@ -1,0 +1,352 @@
+"""Split-block bloom filters (Parquet spec, "Bloom Filter").
+
+A column chunk may carry a bloom filter at ``bloom_filter_offset``: a thrift
+BloomFilterHeader (numBytes, algorithm BLOCK, hash XXHASH, compression
+UNCOMPRESSED) followed by ``numBytes`` of bitset.  The bitset is a sequence of
+32-byte blocks of eight little-endian uint32 words.  A value is hashed with
+XXH64 (seed 0) over its PLAIN encoding (BYTE_ARRAY: the bytes without the
+length prefix); the block is ``((hash >> 32) * num_blocks) >> 32``; the low 32
+bits of the hash, multiplied by eight salts, pick one bit in each word.
+
+``BloomFilter.might_contain(value)`` takes a value in engine storage form (int,
+float, bytes/str); False means the value is certainly absent from the chunk.
+The hash and probe are numba kernels so a whole IN list (or a block of
+values) is checked in one call (``might_contain_many``).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+
+import numpy as np
+from numba import njit
+
+from scan import thrift as T
+from scan.errors import FileFormatError, UnsupportedFeatureError
+
+_E = T.EMPTY
+BLOOM_FILTER_HEADER = {
+    1: ("numBytes", T.I32, None),
+    2: ("algorithm", T.STRUCT, {1: ("BLOCK", T.STRUCT, _E)}),
+    3: ("hash", T.STRUCT, {1: ("XXHASH", T.STRUCT, _E)}),
+    4: ("compression", T.STRUCT, {1: ("UNCOMPRESSED", T.STRUCT, _E)}),
+}
+MAX_BLOOM_BYTES = 128 * 1024 * 1024     # the spec's upper bound on numBytes
+BLOCK_BYTES = 32
+
+# ---- XXH64 ------------------------------------------------------------------
+_P1 = np.uint64(11400714785074694791)
+_P2 = np.uint64(14029467366897019727)
+_P3 = np.uint64(1609587929392839161)
+_P4 = np.uint64(9650029242287828579)
+_P5 = np.uint64(2870177450012600261)
+_SALTS = np.array([0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d,
+                   0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31], dtype=np.uint64)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _rotl(x, r):
+    return (x << np.uint64(r)) | (x >> np.uint64(64 - r))
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _read64(buf, p):
+    v = np.uint64(0)
+    for k in range(8):
+        v |= np.uint64(buf[p + k]) << np.uint64(8 * k)
+    return v
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _read32(buf, p):
+    v = np.uint64(0)
+    for k in range(4):
+        v |= np.uint64(buf[p + k]) << np.uint64(8 * k)
+    return v
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _round(acc, lane):
+    acc = acc + lane * _P2
+    acc = _rotl(acc, 31)
+    return acc * _P1
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _merge(acc, v):
+    acc ^= _round(np.uint64(0), v)
+    return acc * _P1 + _P4
+
+
+@njit(nogil=True, cache=True)
+def _xxh64(buf, start, end):
+    """XXH64 with seed 0 of ``buf[start:end]`` (uint8)."""
+    n = end - start
+    p = start
+    if n >= 32:
+        v1 = _P1 + _P2
+        v2 = _P2
+        v3 = np.uint64(0)
+        v4 = np.uint64(0) - _P1
+        limit = end - 32
+        while p <= limit:
+            v1 = _round(v1, _read64(buf, p))
+            v2 = _round(v2, _read64(buf, p + 8))
+            v3 = _round(v3, _read64(buf, p + 16))
+            v4 = _round(v4, _read64(buf, p + 24))
+            p += 32
+        h = _rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)
+        h = _merge(h, v1)
+        h = _merge(h, v2)
+        h = _merge(h, v3)
+        h = _merge(h, v4)
+    else:
+        h = _P5
+    h += np.uint64(n)
+    while p + 8 <= end:
+        h ^= _round(np.uint64(0), _read64(buf, p))
+        h = _rotl(h, 27) * _P1 + _P4
+        p += 8
+    if p + 4 <= end:
+        h ^= _read32(buf, p) * _P1
+        h = _rotl(h, 23) * _P2 + _P3
+        p += 4
+    while p < end:
+        h ^= np.uint64(buf[p]) * _P5
+        h = _rotl(h, 11) * _P1
+        p += 1
+    h ^= h >> np.uint64(33)
+    h *= _P2
+    h ^= h >> np.uint64(29)
+    h *= _P3
+    h ^= h >> np.uint64(32)
+    return h
+
+
+@njit(nogil=True, cache=True)
+def xxh64_many(buf, offsets, out):
+    """Hash value i = ``buf[offsets[i]:offsets[i + 1]]`` into ``out[i]``."""
+    for i in range(out.shape[0]):
+        out[i] = _xxh64(buf, offsets[i], offsets[i + 1])
+
+
+@njit(nogil=True, cache=True)
+def _block_mask_bit(key, i):
+    return np.uint32(1) << np.uint32(((key * _SALTS[i]) & np.uint64(0xFFFFFFFF)) >> np.uint64(27))
+
+
+@njit(nogil=True, cache=True)
+def sbbf_check(words, hashes, out):
+    """out[i] = 1 when hash i may be in the filter (``words``: uint32 bitset)."""
+    num_blocks = np.uint64(words.shape[0] // 8)
+    for i in range(hashes.shape[0]):
+        h = hashes[i]
+        block = np.int64(((h >> np.uint64(32)) * num_blocks) >> np.uint64(32))
+        key = h & np.uint64(0xFFFFFFFF)
+        hit = 1
+        for w in range(8):
+            if words[block * 8 + w] & _block_mask_bit(key, w) == 0:
+                hit = 0
+                break
+        out[i] = hit
+
+
+@njit(nogil=True, cache=True)
+def sbbf_insert(words, hashes):
+    """Set the bits of every hash (tests and writers)."""
+    num_blocks = np.uint64(words.shape[0] // 8)
+    for i in range(hashes.shape[0]):
+        h = hashes[i]
+        block = np.int64(((h >> np.uint64(32)) * num_blocks) >> np.uint64(32))
+        key = h & np.uint64(0xFFFFFFFF)
+        for w in range(8):
+            words[block * 8 + w] |= _block_mask_bit(key, w)
+
+
+def xxh64(data: bytes) -> int:
+    """XXH64 (seed 0) of one byte string."""
+    buf = np.frombuffer(bytes(data), np.uint8)
+    out = np.empty(1, np.uint64)
+    xxh64_many(buf, np.array([0, len(buf)], np.int64), out)
+    return int(out[0])
+
+
+# ---- values -> plain encoding --------------------------------------------------
+
+_INT_FORMATS = {"INT32": "<i", "INT64": "<q"}
+_UINT_FORMATS = {"INT32": "<I", "INT64": "<Q"}
+
+
+def plain_candidates(value, col) -> list | None:
+    """The PLAIN encodings a storage-form ``value`` of ``col`` may have been
+    hashed from: [] when no stored value can equal it, None when unknown
+    (the caller must then assume "may contain")."""
+    if value is None:
+        return None
+    p, t = col.physical_type, col.type_name
+    try:
+        if p in ("INT32", "INT64"):
+            if isinstance(value, float):
+                if not value.is_integer():
+                    return []
+                value = int(value)
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+                return None
+            v = int(value)
+            if col.time_unit == "MILLIS":
+                if v % 1000:
+                    return []
+                v //= 1000
+            elif col.time_unit == "NANOS" and t == "time_us":
+                return None                         # many nanosecond values map to one
+            fmt = _UINT_FORMATS[p] if t.startswith("uint") else _INT_FORMATS[p]
+            return [struct.pack(fmt, v)]
+        if p in ("FLOAT", "DOUBLE"):
+            f = float(value)
+            if math.isnan(f):
+                return None
+            fmt = "<f" if p == "FLOAT" else "<d"
+            if p == "FLOAT" and t == "float32" and np.float32(f) != f:
+                return []
+            if f == 0.0:
+                return [struct.pack(fmt, 0.0), struct.pack(fmt, -0.0)]
+            return [struct.pack(fmt, f)]
+        if p == "BYTE_ARRAY":
+            if t.startswith("decimal"):
+                return None                         # minimal-width encoding is writer-specific
+            return [value.encode() if isinstance(value, str) else bytes(value)]
+        if p == "FIXED_LEN_BYTE_ARRAY":
+            n = col.type_length
+            if t.startswith("decimal"):
+                try:
+                    return [int(value).to_bytes(n, "big", signed=True)]
+                except OverflowError:
+                    return []
+            if t == "float32" and col.logical_type == "FLOAT16":
+                f = float(value)
+                if math.isnan(f):
+                    return None
+                h = np.float16(f)
+                if float(h) != f:
+                    return []
+                if f == 0.0:
+                    return [np.float16(0.0).tobytes(), np.float16(-0.0).tobytes()]
+                return [h.tobytes()]
+            b = value.encode() if isinstance(value, str) else bytes(value)
+            return [b] if len(b) == n else []
+    except (OverflowError, struct.error, TypeError, ValueError, AttributeError):
+        return None
+    return None                                      # BOOLEAN, INT96: no bloom semantics
+
+
+class BloomFilter:
+    """The split-block bloom filter of one column chunk."""
+
+    def __init__(self, words: np.ndarray, col):
+        self.words = words
+        self.column = col
+        self.num_bytes = words.shape[0] * 4
+
+    def might_contain_hashes(self, hashes: np.ndarray) -> np.ndarray:
+        out = np.empty(len(hashes), np.uint8)
+        sbbf_check(self.words, np.ascontiguousarray(hashes, np.uint64), out)
+        return out.view(np.bool_)
+
+    def might_contain(self, value) -> bool:
+        """False only when ``value`` (storage form) is certainly absent."""
+        cands = plain_candidates(value, self.column)
+        if cands is None:
+            return True
+        if not cands:
+            return False
+        return bool(self.might_contain_hashes(_hash_all(cands)).any())
+
+    def might_contain_any(self, values) -> bool:
+        """False only when none of ``values`` can be present (IN lists)."""
+        cands = []
+        for v in values:
+            c = plain_candidates(v, self.column)
+            if c is None:
+                return True
+            cands.extend(c)
+        return bool(cands) and bool(self.might_contain_hashes(_hash_all(cands)).any())
+
+    def __repr__(self) -> str:
+        return f"BloomFilter({self.column.name!r}, {self.num_bytes} bytes)"
+
+
+def _hash_all(items: list) -> np.ndarray:
+    lengths = np.array([len(b) for b in items], np.int64)
+    offsets = np.zeros(len(items) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    buf = np.frombuffer(b"".join(items), np.uint8) if offsets[-1] else np.zeros(1, np.uint8)
+    out = np.empty(len(items), np.uint64)
+    xxh64_many(buf, offsets, out)
+    return out
+
+
+# ---- parsing ------------------------------------------------------------------
+
+def parse_bloom_filter(buf, col, available: int | None = None) -> BloomFilter:
+    """Header + bitset held in ``buf`` (uint8, starting at the header)."""
+    buf = np.asarray(buf, dtype=np.uint8)
+    header, pos = T.decode_struct(buf, BLOOM_FILTER_HEADER, 0, len(buf))
+    n = header.get("numBytes")
+    if n is None:
+        raise FileFormatError("bloom filter header lacks numBytes")
+    for part, want in (("algorithm", "BLOCK"), ("hash", "XXHASH"), ("compression", "UNCOMPRESSED")):
+        got = header.get(part)
+        if got is None:
+            raise FileFormatError(f"bloom filter header lacks {part}")
+        if want not in got:
+            raise UnsupportedFeatureError(f"bloom filter {part} other than {want}")
+    if n <= 0 or n % BLOCK_BYTES or n > MAX_BLOOM_BYTES:
+        raise FileFormatError(f"bloom filter size {n} is not a positive multiple of "
+                              f"{BLOCK_BYTES} bytes up to {MAX_BLOOM_BYTES}")
+    if pos + n > len(buf):
+        raise FileFormatError(f"bloom filter bitset of {n} bytes runs past its range "
+                              f"({len(buf) - pos} bytes left)")
+    words = np.frombuffer(buf[pos:pos + n].tobytes(), dtype="<u4").astype(np.uint32)
+    return BloomFilter(words, col)
+
+
+_HEADER_GUESS = 64
+
+
+def read_bloom_filter(pf, row_group: int, column: int) -> BloomFilter | None:
+    """The bloom filter of one column chunk, or None when it has none."""
+    chunk, col, ctx = _locate(pf, row_group, column)
+    off = chunk.bloom_filter_offset
+    if off is None:
+        return None
+    end = pf._data_end
+    length = chunk.bloom_filter_length
+    try:
+        if off < 4 or off >= end:
+            raise FileFormatError(f"bloom filter offset {off} lies outside the data region "
+                                  f"4..{end}")
+        if length is not None:
+            if length <= 0 or off + length > end:
+                raise FileFormatError(f"bloom filter range {off}+{length} lies outside the "
+                                      f"data region 4..{end}")
+            return parse_bloom_filter(pf.buffer_manager.get(pf.source, off, length), col)
+        head = pf.buffer_manager.get(pf.source, off, min(_HEADER_GUESS, end - off))
+        header, pos = T.decode_struct(head, BLOOM_FILTER_HEADER, 0, len(head))
+        n = header.get("numBytes") or 0
+        total = min(pos + max(n, 0), end - off)
+        return parse_bloom_filter(pf.buffer_manager.get(pf.source, off, total), col)
+    except FileFormatError as e:
+        raise FileFormatError(f"bad bloom filter: {e}", **ctx) from None
+
+
+def _locate(pf, row_group: int, column: int):
+    if not 0 <= row_group < len(pf.row_groups):
+        raise ValueError(f"row group {row_group} out of range (file has {len(pf.row_groups)})")
+    if not 0 <= column < len(pf.columns):
+        raise ValueError(f"column {column} out of range (file has {len(pf.columns)})")
+    col = pf.columns[column]
+    chunk = pf.row_groups[row_group].columns[column]
+    if chunk.encrypted:
+        raise UnsupportedFeatureError(f"encrypted column {col.name!r} (modular encryption)")
+    return chunk, col, dict(file=pf.path, row_group=row_group, column=col.name)

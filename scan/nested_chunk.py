@@ -1,0 +1,124 @@
+"""Decode one column chunk of a nested (or flat) leaf column into its
+repetition levels, definition levels and dense values (only the values whose
+definition level is the maximum: the leaf slots that hold a value).
+
+The value decoders are the flat reader's (scan/column.py); what differs is
+the level layout: v1 pages hold repetition levels, then definition levels,
+then values; v2 pages keep both level runs uncompressed ahead of the values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scan.errors import FileFormatError, UnsupportedFeatureError
+from scan.pages import DATA_PAGE_V2, DICTIONARY_PAGE, Arena, iter_pages
+
+
+class LeafLevels:
+    """A leaf chunk as levels + dense values (physical form)."""
+    __slots__ = ("defs", "reps", "values", "heap", "num_levels")
+
+    def __init__(self, defs, reps, values, heap, num_levels):
+        self.defs, self.reps = defs, reps
+        self.values, self.heap, self.num_levels = values, heap, num_levels
+
+
+def _levels_v1(page, pos, max_level, encoding):
+    from scan import levels as L
+    if max_level == 0:
+        return None, pos
+    if encoding == "BIT_PACKED":
+        return L.decode_levels_bitpacked(page.data, pos, max_level, page.num_values)
+    if encoding == "RLE":
+        return L.decode_levels_v1(page.data, pos, max_level, page.num_values)
+    raise UnsupportedFeatureError(f"level encoding {encoding}")
+
+
+def _page_levels(page, max_rep, max_def):
+    """(reps, defs, values start) of one data page."""
+    from scan import levels as L
+    n = page.num_values
+    if page.kind == DATA_PAGE_V2:
+        reps = L.decode_levels_v2(page.levels, 0, page.rep_length, max_rep, n)
+        defs = L.decode_levels_v2(page.levels, page.rep_length, page.def_length, max_def, n)
+        return reps, defs, 0
+    reps, pos = _levels_v1(page, 0, max_rep, page.rep_encoding)
+    defs, pos = _levels_v1(page, pos, max_def, page.def_encoding)
+    return reps, defs, pos
+
+
+def decode_leaf_chunk(buf: np.ndarray, col, chunk, verify_checksums: bool = True) -> LeafLevels:
+    """Levels and dense values of leaf ``col`` from column chunk bytes ``buf``."""
+    from scan.column import _ARENA_LIMIT, _DICT_ENCODINGS, _OTHER_DECODERS, _VIEW_TYPES, \
+        _concat, _empty
+    from scan.encodings.dictionary import decode_dictionary_indices, gather
+    from scan.encodings.plain import decode_plain
+
+    ptype, tlen = col.physical_type, col.type_length
+    max_def, max_rep = col.max_def_level, col.max_rep_level
+    is_view = ptype in _VIEW_TYPES
+    dictionary = dict_heap = None
+    dense, defs_parts, reps_parts = [], [], []
+    arena = None
+    if is_view and chunk.codec != "UNCOMPRESSED":
+        arena = Arena(min(max(chunk.total_uncompressed_size, 0), _ARENA_LIMIT))
+    for page in iter_pages(buf, chunk.codec, chunk.num_values, verify_checksums, arena):
+        try:
+            if page.kind == DICTIONARY_PAGE:
+                if dictionary is not None:
+                    raise FileFormatError("second dictionary page in a column chunk")
+                if page.encoding not in ("PLAIN", "PLAIN_DICTIONARY"):
+                    raise UnsupportedFeatureError(f"dictionary page encoding {page.encoding}")
+                dictionary, _ = decode_plain(page.owner, page.base, page.base + len(page.data),
+                                             ptype, page.num_values, tlen)
+                dict_heap = page.owner if is_view else None
+                continue
+            n = page.num_values
+            reps, defs, pos = _page_levels(page, max_rep, max_def)
+            if reps is not None and n and int(reps[0]) != 0 and not reps_parts:
+                raise FileFormatError("first repetition level of a column chunk is not 0")
+            n_valid = n if defs is None else int(np.count_nonzero(defs == max_def))
+            data, enc = page.data, page.encoding
+            if n_valid == 0:
+                values, heap = _empty(ptype), None
+            elif enc == "PLAIN":
+                if is_view:
+                    b = page.base
+                    values, _ = decode_plain(page.owner, b + pos, b + len(data), ptype, n_valid,
+                                             tlen)
+                    heap = page.owner
+                else:
+                    values, _ = decode_plain(data, pos, len(data), ptype, n_valid, tlen)
+                    heap = None
+            elif enc in _DICT_ENCODINGS:
+                if dictionary is None:
+                    raise FileFormatError("dictionary-encoded page without a dictionary page")
+                idx = decode_dictionary_indices(data, pos, len(data), n_valid)
+                values, heap = gather(dictionary, idx), dict_heap
+            elif enc == "RLE" and ptype == "BOOLEAN":
+                from scan.encodings.rle import decode_rle_booleans
+                values, _ = decode_rle_booleans(data, pos, len(data), n_valid)
+                heap = None
+            elif enc in _OTHER_DECODERS:
+                values, heap = _OTHER_DECODERS[enc](data, pos, ptype, tlen, n_valid)
+            else:
+                raise UnsupportedFeatureError(f"encoding {enc} for {ptype} columns")
+            if len(values) != n_valid:
+                raise FileFormatError(f"page has {len(values)} values but its levels say "
+                                      f"{n_valid} are present")
+            dense.append((values, heap))
+            defs_parts.append(defs if defs is not None else np.full(n, max_def, np.int16))
+            reps_parts.append(reps if reps is not None else np.zeros(n, np.int16))
+        except FileFormatError as e:
+            raise FileFormatError(str(e), page=page.ordinal) from None
+    values, heap = _concat(dense, ptype, is_view)
+    defs = _cat(defs_parts)
+    reps = _cat(reps_parts)
+    return LeafLevels(defs, reps, values, heap, len(defs))
+
+
+def _cat(parts):
+    if not parts:
+        return np.zeros(0, np.int32)
+    return np.concatenate([p.astype(np.int32, copy=False) for p in parts])
