@@ -62,6 +62,12 @@ class _Executor:
             return self._release_after(self.run(child, sink), sink)
         if isinstance(node, L.Join) and node.kind in ("right", "full"):
             return self._outer_join(node)
+        if isinstance(node, L.Union):
+            from engine.operators.setops import union_all
+            return union_all([self.materialize(c) for c in node.inputs], self._types(node))
+        if isinstance(node, L.Window):
+            from engine.operators.window import compute_windows
+            return compute_windows(node, self.materialize(node.child))
         sink = CollectSink(self._types(node), self.memory)
         return self._release_after(self.run(node, sink), sink)
 
@@ -109,7 +115,7 @@ class _Executor:
             source, ops = self._streaming(node.left)
             return source, ops + [ProbeOperator(node.kind, table, node.left_keys,
                                                 node.residual, self.block_rows)]
-        if isinstance(node, (L.Aggregate, L.Sort, L.Limit, L.Join)):
+        if isinstance(node, (L.Aggregate, L.Sort, L.Limit, L.Join, L.Union, L.Window)):
             return BlockSource(self.materialize(node), self.block_rows), []
         raise UnsupportedFeatureError(f"plan node {type(node).__name__} is not supported "
                                       "by the executor")

@@ -67,9 +67,9 @@ class QueryBinder:
     def _bind_body(self, ast) -> Node:
         if isinstance(ast, exp.Subquery):
             return self._bind_body_with(ast.this)
-        for cls, name in _SET_OPS.items():
-            if isinstance(ast, cls):
-                raise UnsupportedFeatureError(f"{name} is not supported")
+        if isinstance(ast, tuple(_SET_OPS)):
+            from planner.binder_setops import bind_set_operation
+            return bind_set_operation(self, ast)
         if not isinstance(ast, exp.Select):
             raise UnsupportedFeatureError(f"{type(ast).__name__} as a query is not supported")
         from planner.binder_select import bind_select
@@ -131,6 +131,9 @@ class QueryBinder:
             predicate = ExpressionBinder(self.ctx, scope, "JOIN condition").bind(on)
             if predicate.type.id != "BOOLEAN":
                 raise self.ctx.error("JOIN condition must be BOOLEAN", on)
+        from planner.binder_subquery import has_subquery, plan_join_condition
+        if has_subquery(predicate):
+            return Relation(plan_join_condition(left.node, right.node, join_kind, predicate), scope)
         # keys are extracted by planner.rules.join_extraction
         return Relation(Join(left.node, right.node, join_kind, [], [], predicate), scope)
 

@@ -119,11 +119,12 @@ class ExpressionBinder:
     """
 
     def __init__(self, ctx: BindContext, scope: Scope, clause: str,
-                 aggregates: AggregateCollector | None = None):
+                 aggregates: AggregateCollector | None = None, windows=None):
         self.ctx = ctx
         self.scope = scope
         self.clause = clause
         self.aggregates = aggregates
+        self.windows = windows          # binder_window.WindowCollector, SELECT list only
 
     def bind(self, node) -> Expr:
         bound = self._bind(node)
@@ -195,6 +196,9 @@ class ExpressionBinder:
             return self._cast(node)
         if cls is exp.Interval:
             return self._interval(node)
+        if cls is exp.Concat and node.args.get("coalesce"):
+            from planner.functions_extra import bind_extra_function
+            return bind_extra_function(self, node)
         if cls in (exp.DPipe, exp.Concat):
             parts = [node.this, node.expression] if cls is exp.DPipe else node.expressions
             return F.concat([self._bind(a) for a in parts])
@@ -215,11 +219,21 @@ class ExpressionBinder:
         if cls in _AGGREGATES:
             return self._aggregate(node, _AGGREGATES[cls])
         if cls is exp.Window:
-            raise UnsupportedFeatureError("window function is not supported")
-        if cls in (exp.Subquery, exp.Exists, exp.Select, exp.Any, exp.All):
-            raise UnsupportedFeatureError(f"subquery in {self.clause} is not supported")
+            from planner.binder_window import bind_window
+            return bind_window(self, node)
+        if cls in (exp.Subquery, exp.Exists):
+            from planner.binder_subquery import bind_subquery_expression
+            return bind_subquery_expression(self, node)
+        if cls in (exp.Select, exp.Any, exp.All):
+            what = "subquery" if cls is exp.Select else f"{cls.__name__.upper()} (subquery)"
+            raise UnsupportedFeatureError(f"{what} in {self.clause} is not supported")
         if cls is exp.Star:
             raise self.ctx.error(f"* is not allowed in {self.clause}", node)
+        if isinstance(node, exp.Func):
+            from planner.functions_extra import bind_extra_function
+            extra = bind_extra_function(self, node)
+            if extra is not None:
+                return extra
         if cls is exp.Anonymous:
             return self._anonymous(node)
         if isinstance(node, exp.Func):
@@ -237,6 +251,10 @@ class ExpressionBinder:
         hits = self.scope.find(name, table)
         full = f"{table}.{name}" if table else name
         if not hits:
+            from planner.binder_subquery import resolve_outer
+            outer = resolve_outer(self.ctx, name, table, node)
+            if outer is not None:
+                return outer
             if table and not self.scope.has_table(table):
                 raise self.ctx.error(f"table {table!r} referenced by column {full} is not in FROM", node)
             raise self.ctx.error(f"column {full} not found", node)
@@ -289,7 +307,8 @@ class ExpressionBinder:
     # ---- composites ---------------------------------------------------------
     def _in(self, node: exp.In) -> Expr:
         if node.args.get("query") is not None:
-            raise UnsupportedFeatureError(f"subquery in {self.clause} is not supported")
+            from planner.binder_subquery import bind_subquery_expression
+            return bind_subquery_expression(self, node)
         if node.args.get("unnest") is not None or node.args.get("field") is not None:
             raise UnsupportedFeatureError("IN with UNNEST is not supported")
         return F.in_list(self._bind(node.this), [self._bind(v) for v in node.expressions])

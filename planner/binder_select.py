@@ -13,6 +13,8 @@ from sqlglot import exp
 from planner import types as T
 from planner.binder_expressions import (AggregateCollector, AggregateRef,
                                         ExpressionBinder, expr_key, output_name)
+from planner.binder_subquery import enter_query, leave_query, plan_conditions, plan_values
+from planner.binder_window import WindowCollector
 from planner.errors import UnsupportedFeatureError
 from planner.expressions import Call, ColumnRef, Expr, Literal, walk
 from planner.logical import Aggregate, Filter, Limit, Node, Project, Sort, SortKey
@@ -30,6 +32,7 @@ class _Item:
 
 def bind_select(qb, select: exp.Select) -> Node:
     ctx = qb.ctx
+    enter_query(ctx, qb)          # subqueries of this block see its CTEs
     _reject_unsupported(select)
     rel = qb.bind_from(select)
     node, scope = rel.node, rel.scope
@@ -38,10 +41,11 @@ def bind_select(qb, select: exp.Select) -> Node:
     if where is not None:
         pred = ExpressionBinder(ctx, scope, "WHERE").bind(where.this)
         _require_boolean(ctx, pred, where.this, "WHERE")
-        node = Filter(node, pred)
+        node = plan_conditions(node, pred)
 
     collector = AggregateCollector()
-    items = _bind_select_list(ctx, scope, select, collector)
+    windows = WindowCollector()
+    items = _bind_select_list(ctx, scope, select, collector, windows)
 
     group = select.args.get("group")
     groups, group_names = _bind_groups(ctx, scope, group, items) if group is not None else ([], [])
@@ -66,8 +70,9 @@ def bind_select(qb, select: exp.Select) -> Node:
                          list(collector.names))
         for it in items:
             it.expr = rewrite(it.expr, it.node)
+        windows.rewrite(lambda e: rewrite(e, None))
         if having is not None:
-            node = Filter(node, rewrite(having, having_node))
+            node = plan_conditions(node, rewrite(having, having_node), aggregated=True)
         for o in order:
             if o[0] == "expr":
                 o[1] = rewrite(o[1], o[4])
@@ -76,6 +81,7 @@ def bind_select(qb, select: exp.Select) -> Node:
             if any(isinstance(e, AggregateRef) for e in walk(it.expr)):
                 raise ctx.error("aggregate outside an aggregating query", it.node)
 
+    node = windows.attach(node, items)
     exprs = [it.expr for it in items]
     names = [it.name for it in items]
     sort_keys: list[SortKey] = []
@@ -99,6 +105,8 @@ def bind_select(qb, select: exp.Select) -> Node:
                 hidden += 1
         sort_keys.append(SortKey(ColumnRef(idx, exprs[idx].type, names[idx]), asc, nulls_first))
 
+    node, exprs = plan_values(node, exprs, aggregated=group is not None
+                              or bool(collector.aggregates) or having is not None)
     node = Project(node, exprs, names)
     if select.args.get("distinct") is not None:
         refs = [ColumnRef(i, e.type, n) for i, (e, n) in enumerate(zip(exprs, names))]
@@ -111,6 +119,7 @@ def bind_select(qb, select: exp.Select) -> Node:
     if hidden:
         n = len(items)
         node = Project(node, [ColumnRef(i, exprs[i].type, names[i]) for i in range(n)], names[:n])
+    leave_query(ctx)
     return node
 
 
@@ -130,7 +139,7 @@ def _require_boolean(ctx, e: Expr, node, clause: str) -> None:
         raise ctx.error(f"{clause} condition must be BOOLEAN, got {e.type}", node)
 
 
-def _bind_select_list(ctx, scope, select, collector) -> list[_Item]:
+def _bind_select_list(ctx, scope, select, collector, windows=None) -> list[_Item]:
     items: list[_Item] = []
     for e in select.expressions:
         star = e if isinstance(e, exp.Star) else (
@@ -138,7 +147,7 @@ def _bind_select_list(ctx, scope, select, collector) -> list[_Item]:
         if star is not None:
             items.extend(_expand_star(ctx, scope, star))
             continue
-        bound = ExpressionBinder(ctx, scope, "SELECT", collector).bind(e)
+        bound = ExpressionBinder(ctx, scope, "SELECT", collector, windows).bind(e)
         name = output_name(e)
         if isinstance(e, exp.Column) and isinstance(bound, ColumnRef):
             name = bound.name          # the table's spelling, like DuckDB

@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 
 from planner.expressions import Call, ColumnRef, Expr, Literal, split_conjuncts
-from planner.logical import Aggregate, Filter, Join, Limit, Node, OneRow, Project, Scan, Sort
+from planner.logical import (Aggregate, Filter, Join, Limit, Node, OneRow, Project, Scan, Sort,
+                             Union, Window)
 
 CONJUNCT_SELECTIVITY = 0.2
 EQUALITY_SELECTIVITY = 0.1
@@ -56,6 +57,8 @@ def estimate(node: Node) -> float:
         left, right = estimate(node.left), estimate(node.right)
         if node.kind in ("semi", "anti"):
             return max(left * 0.5, 1.0)
+        if node.kind in ("mark", "mark_in", "single"):      # one row per left row
+            return max(left, 1.0)
         out = left * right
         for lk, rk in zip(node.left_keys, node.right_keys):
             out *= equi_selectivity(node.left, lk, node.right, rk)
@@ -68,6 +71,10 @@ def estimate(node: Node) -> float:
         return max(out, 1.0)
     if isinstance(node, OneRow):
         return 1.0
+    if isinstance(node, Union):
+        return max(sum(estimate(c) for c in node.inputs), 1.0)
+    if isinstance(node, Window):
+        return estimate(node.child)
     return 1000.0
 
 

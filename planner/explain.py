@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from planner.expressions import AggregateCall, Call, ColumnRef, Expr, Interval, Literal
 from planner.logical import (Aggregate, Filter, Join, Limit, Node, OneRow, Project, Scan,
-                             Sort)
+                             Sort, Union, Window, WindowFunction)
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "intdiv": "//", "mod": "%",
           "eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
@@ -69,6 +69,25 @@ def _aggregate(a: AggregateCall, names) -> str:
     return f"{a.func}({'DISTINCT ' if a.distinct else ''}{render(a.arg, names)})"
 
 
+def _window_function(f: WindowFunction, names) -> str:
+    args = ", ".join(render(a, names) for a in f.args) if f.func != "count_star" else "*"
+    func = "count" if f.func == "count_star" else f.func
+    over = []
+    if f.partition:
+        over.append("PARTITION BY " + ", ".join(render(p, names) for p in f.partition))
+    if f.order:
+        over.append("ORDER BY " + ", ".join(render(k.expr, names) + ("" if k.ascending else " DESC")
+                                            for k in f.order))
+    if f.frame is not None:
+        def bound(b):
+            kind, off = b
+            if kind == "current":
+                return "CURRENT ROW"
+            return kind.replace("_", " ").upper() if off is None else f"{off} {kind.upper()}"
+        over.append(f"{f.frame.mode.upper()} BETWEEN {bound(f.frame.start)} AND {bound(f.frame.end)}")
+    return f"{func}({args}) OVER ({' '.join(over)})"
+
+
 def explain(node: Node) -> str:
     """The plan as an indented tree, one operator per line."""
     lines: list[str] = []
@@ -112,6 +131,11 @@ def _explain(node: Node, depth: int, lines: list[str]) -> None:
         text = f"Limit {node.limit}" + (f" OFFSET {node.offset}" if node.offset else "")
     elif isinstance(node, OneRow):
         text = "OneRow"
+    elif isinstance(node, Union):
+        text = f"Union ALL [{', '.join(node.names)}]"
+    elif isinstance(node, Window):
+        text = "Window " + ", ".join(_window_function(f, child_names) + f" AS {n}"
+                                     for f, n in zip(node.functions, node.names))
     else:
         text = type(node).__name__
     lines.append(f"{pad}{text}  (~{int(estimate(node))} rows)")

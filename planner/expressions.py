@@ -63,6 +63,20 @@ class ColumnRef(Expr):
 
 
 @dataclass(eq=False)
+class OuterRef(Expr):
+    """A correlated reference from a subquery to column ``index`` of the
+    left input of the DependentJoin numbered ``corr_id``.  Only exists
+    between binding and planner.rules.decorrelation."""
+    corr_id: int
+    index: int
+    type: DataType
+    name: str = ""
+
+    def __repr__(self) -> str:
+        return f"outer{self.corr_id}#{self.index}{'(' + self.name + ')' if self.name else ''}"
+
+
+@dataclass(eq=False)
 class Literal(Expr):
     value: object
     type: DataType

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import calendar
 import datetime as _dt
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
 
 from planner import types as T
 from planner.expressions import Call, Expr, Interval, Literal
@@ -234,8 +234,8 @@ def cast_value(v, src: T.DataType, dst: T.DataType):
     if src.is_float:
         if dst.is_float:
             return float(v)
-        if dst.is_integer:
-            return _check_int(int(Decimal(v).quantize(Decimal(1), ROUND_HALF_UP)), dst)
+        if dst.is_integer:          # DuckDB: double -> integer rounds half to even
+            return _check_int(int(Decimal(v).quantize(Decimal(1), ROUND_HALF_EVEN)), dst)
         if dst.is_decimal:
             scaled = Decimal(v).scaleb(dst.scale).quantize(Decimal(1), ROUND_HALF_UP)
             return _check_decimal(int(scaled), dst)

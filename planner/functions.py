@@ -104,7 +104,8 @@ def _date_arithmetic(op: str, a: Expr, b: Expr) -> Call:
     if op == "add" and tb.id == "DATE" and ta.is_integer:
         return _date_arithmetic(op, b, a)
     if op == "sub" and ta.id == "DATE" and tb.id == "DATE":
-        raise UnsupportedFeatureError("DATE - DATE is not supported")
+        from planner.functions_extra import date_diff
+        return date_diff("day", b, a)
     raise TypeError(f"cannot apply {op} to {ta} and {tb}")
 
 

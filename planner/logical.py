@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from planner.expressions import AggregateCall, Expr
-from planner.types import DataType
+from planner.types import BOOLEAN, DataType
 
 
 @dataclass
@@ -136,14 +136,26 @@ class Aggregate(Node):
                          self.group_names, self.aggregate_names)
 
 
-JOIN_KINDS = ("inner", "left", "right", "full", "semi", "anti", "cross")
+JOIN_KINDS = ("inner", "left", "right", "full", "semi", "anti", "cross",
+              "mark", "mark_in", "single")
+MARK_KINDS = ("mark", "mark_in")
 
 
 @dataclass(eq=False)
 class Join(Node):
     """Equi-join on left_keys[i] = right_keys[i] (over each side's schema),
     plus an optional residual predicate over left.schema + right.schema.
-    Output: left columns then right columns (semi/anti: left only)."""
+    Output: left columns then right columns (semi/anti: left only).
+
+    Subquery kinds (made by planner.rules.decorrelation):
+    mark:    left columns + one BOOLEAN ``mark``: some build row has equal
+             keys and satisfies the residual (never NULL).
+    mark_in: like mark, but left_keys[0] = right_keys[0] is an IN comparison
+             with SQL NULL semantics: the mark is NULL when no candidate (a
+             build row with the other keys equal and the residual true)
+             matches and some candidate's or the probe's key 0 is NULL.
+    single:  a left join that fails when a left row has more than one
+             partner (scalar subqueries)."""
     left: Node
     right: Node
     kind: str
@@ -155,6 +167,8 @@ class Join(Node):
     def schema(self):
         if self.kind in ("semi", "anti"):
             return self.left.schema
+        if self.kind in MARK_KINDS:
+            return self.left.schema + [Field("mark", BOOLEAN)]
         return self.left.schema + self.right.schema
 
     @property
@@ -164,6 +178,45 @@ class Join(Node):
     def replace_children(self, children):
         return Join(children[0], children[1], self.kind, self.left_keys,
                     self.right_keys, self.residual)
+
+
+DEPENDENT_JOIN_KINDS = ("semi", "anti", "mark", "mark_in", "single")
+
+
+@dataclass(eq=False)
+class DependentJoin(Node):
+    """A subquery applied to every row of ``left`` (Neumann & Kemper's
+    dependent join).  ``right`` may reference left's columns through
+    ``OuterRef(corr_id, i)``.  Made by the binder, replaced by ordinary joins
+    in planner.rules.decorrelation; the engine never sees it.
+
+    kind: semi / anti (EXISTS, NOT EXISTS, IN in a conjunctive WHERE: ``probe``
+          = right's first column for IN), mark (EXISTS as a value), mark_in
+          (IN as a value: ``probe`` compared with right's first column),
+          single (a scalar subquery: one value column, NULL when empty).
+    Output: left columns, plus ``mark`` (mark kinds) or right's one column
+    (single).
+    """
+    left: Node
+    right: Node
+    kind: str
+    corr_id: int
+    probe: Expr | None = None
+
+    @property
+    def schema(self):
+        if self.kind in ("semi", "anti"):
+            return self.left.schema
+        if self.kind in MARK_KINDS:
+            return self.left.schema + [Field("mark", BOOLEAN)]
+        return self.left.schema + [self.right.schema[0]]
+
+    @property
+    def children(self):
+        return [self.left, self.right]
+
+    def replace_children(self, children):
+        return DependentJoin(children[0], children[1], self.kind, self.corr_id, self.probe)
 
 
 @dataclass
@@ -208,6 +261,81 @@ class Limit(Node):
         return Limit(children[0], self.limit, self.offset)
 
 
+@dataclass(eq=False)
+class Union(Node):
+    """UNION ALL (bag union) of inputs whose schemas have the same types, in
+    order; column names from ``names``.  UNION/INTERSECT/EXCEPT are built on
+    it by planner/binder_setops.py (an Aggregate over tagged inputs)."""
+    inputs: list[Node]
+    names: list[str]
+
+    @property
+    def schema(self):
+        return [Field(n, f.type) for n, f in zip(self.names, self.inputs[0].schema)]
+
+    @property
+    def children(self):
+        return list(self.inputs)
+
+    def replace_children(self, children):
+        return Union(list(children), self.names)
+
+
+@dataclass
+class WindowFrame:
+    """ROWS or RANGE frame.  Bounds are (kind, offset) with kind one of
+    unbounded_preceding, preceding, current, following, unbounded_following;
+    offset is a non-negative int (RANGE over DECIMAL: scaled; DATE: days) or
+    float, None for the offset-free kinds."""
+    mode: str                      # rows | range
+    start: tuple
+    end: tuple
+
+
+@dataclass(eq=False)
+class WindowFunction:
+    """One window function call.
+
+    func: row_number rank dense_rank lag lead first_value last_value
+          count_star count sum avg min max
+    args: over the Window's input schema (lag/lead: value, offset literal,
+          default already cast to ``type``)
+    frame: None for the ranking and offset functions.
+    """
+    func: str
+    args: list[Expr]
+    partition: list[Expr]
+    order: list[SortKey]
+    frame: WindowFrame | None
+    type: DataType
+
+    def exprs(self) -> list[Expr]:
+        return list(self.args) + list(self.partition) + [k.expr for k in self.order]
+
+    def __repr__(self) -> str:
+        return (f"{self.func}({', '.join(map(repr, self.args))}) OVER (partition={self.partition!r}"
+                f" order={[(k.expr, k.ascending) for k in self.order]!r} frame={self.frame})")
+
+
+@dataclass(eq=False)
+class Window(Node):
+    """Input columns followed by one column per window function."""
+    child: Node
+    functions: list[WindowFunction]
+    names: list[str]
+
+    @property
+    def schema(self):
+        return self.child.schema + [Field(n, f.type) for n, f in zip(self.names, self.functions)]
+
+    @property
+    def children(self):
+        return [self.child]
+
+    def replace_children(self, children):
+        return Window(children[0], self.functions, self.names)
+
+
 def explain(node: Node, indent: int = 0) -> str:
     """A readable tree of the plan (EXPLAIN output)."""
     pad = "  " * indent
@@ -226,6 +354,9 @@ def explain(node: Node, indent: int = 0) -> str:
     elif isinstance(node, Join):
         text = (f"{pad}Join {node.kind} {node.left_keys!r} = {node.right_keys!r}"
                 + (f" residual={node.residual!r}" if node.residual is not None else ""))
+    elif isinstance(node, DependentJoin):
+        text = (f"{pad}DependentJoin {node.kind} corr={node.corr_id}"
+                + (f" probe={node.probe!r}" if node.probe is not None else ""))
     elif isinstance(node, Sort):
         text = f"{pad}Sort {[(k.expr, 'asc' if k.ascending else 'desc') for k in node.keys]!r}"
     elif isinstance(node, Limit):

@@ -1,6 +1,6 @@
 """plan_query: bind, fold, rewrite, order joins.
 
-Rule order: OR factoring -> predicate pushdown -> join key extraction ->
+Rule order: decorrelation (subqueries -> joins) -> OR factoring -> predicate pushdown -> join key extraction ->
 OR factoring again (implied per-input filters of join residuals) -> join
 ordering -> pushdown and key extraction again (ordering can leave conjuncts
 above joins) -> projection pruning.
@@ -28,11 +28,13 @@ def bind_only(ast, catalog, params=None, sql=None) -> Node:
 
 def optimize(node: Node) -> Node:
     """Apply the rewrite rules in order."""
+    from planner.rules.decorrelation import decorrelate
     from planner.rules.join_extraction import extract_join_keys
     from planner.rules.join_ordering import order_joins
     from planner.rules.or_factoring import factor_disjunctions
     from planner.rules.predicate_pushdown import push_down_predicates
     from planner.rules.projection_pruning import prune_columns
+    node = decorrelate(node)
     node = factor_disjunctions(node)
     node = push_down_predicates(node)
     node = extract_join_keys(node)

@@ -261,22 +261,24 @@ def arithmetic_type(op: str, a: DataType, b: DataType) -> DataType:
         b = a
     if not (a.is_numeric and b.is_numeric):
         raise TypeError(f"cannot apply {op} to {a} and {b}")
+    if a.is_float or b.is_float:
+        # FLOAT with FLOAT, integers or decimals stays FLOAT; DOUBLE wins
+        return DOUBLE if DOUBLE in (a, b) else a if a.is_float else b
     if op == "div":
         return DOUBLE
-    if a.is_float or b.is_float:
-        return DOUBLE
     if a.is_integer and b.is_integer:
-        return max_integer(a, b)
+        return _arithmetic_integer(a, b)
     if op in ("intdiv", "mod"):
-        return DOUBLE if op == "intdiv" else common_type(a, b)
+        if op == "intdiv":
+            return DOUBLE
+        da, db = decimal_of(a), decimal_of(b)
+        whole = max(da.precision - da.scale, db.precision - db.scale)
+        return DOUBLE if whole + max(da.scale, db.scale) > 38 else common_type(a, b)
     da, db = decimal_of(a), decimal_of(b)
     if op in ("add", "sub"):
         scale = max(da.scale, db.scale)
         whole = max(da.precision - da.scale, db.precision - db.scale)
-        precision = whole + scale + 1
-        if precision > 18 and da.precision <= 18 and db.precision <= 18:
-            precision = 18      # DuckDB keeps narrow operands in 64 bits, overflow checked
-        return DECIMAL(min(precision, 38), scale)
+        return DECIMAL(min(whole + scale + 1, 38), scale)
     # mul
     scale = da.scale + db.scale
     precision = da.precision + db.precision
@@ -285,6 +287,19 @@ def arithmetic_type(op: str, a: DataType, b: DataType) -> DataType:
     if scale > 38:
         raise TypeError(f"decimal multiplication scale {scale} exceeds 38")
     return DECIMAL(min(max(precision, scale), 38), scale)
+
+
+def _arithmetic_integer(a: DataType, b: DataType) -> DataType:
+    """DuckDB: a signed and an unsigned operand where the signed one is not
+    wider compute in BIGINT (HUGEINT with UBIGINT)."""
+    sa, sb = a.id in _INT_RANK, b.id in _INT_RANK
+    if sa != sb:
+        signed, unsigned = (a, b) if sa else (b, a)
+        if unsigned.id == "UBIGINT":
+            return HUGEINT
+        if _INT_RANK.index(signed.id) <= _UINT_RANK.index(unsigned.id):
+            return BIGINT
+    return max_integer(a, b)
 
 
 def integer_literal_type(value: int) -> DataType:

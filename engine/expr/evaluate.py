@@ -314,5 +314,8 @@ _FUNCS = {
     "length": _length, "abs": _abs, "round": _round,
 }
 
+from engine.expr.extrafuncs import FUNCS as _EXTRA_FUNCS  # noqa: E402
+_FUNCS.update(_EXTRA_FUNCS)
+
 __all__ = ["evaluate", "evaluate_predicate", "literal_vector", "truth", "merge_nulls",
            "valid_mask"]

@@ -4,6 +4,12 @@ Kinds: inner, left, semi, anti and cross stream through the probe; right and
 full also emit the build rows no probe row matched (engine.executor appends
 them after the probe pipeline via ``unmatched_build_block``).  Joins without
 equality keys compare every pair (nested loop), batched.
+
+Subquery kinds (planner.logical.Join documents them): ``mark`` appends a
+BOOLEAN column "some partner exists"; ``mark_in`` is the three-valued IN
+(key 0 is the IN comparison, a NULL on either side of it makes a missing
+match NULL instead of FALSE); ``single`` is a left join that raises when a
+probe row has more than one partner (a scalar subquery's rows).
 """
 
 from __future__ import annotations
@@ -11,14 +17,18 @@ from __future__ import annotations
 import numpy as np
 
 from engine.block import Block, Vector
-from engine.errors import UnsupportedFeatureError
+from engine.errors import ExecutionError, UnsupportedFeatureError
 from engine.kernels.hashing import hash_keys, normalize_keys
 from engine.kernels.hashtable import join_build, join_probe, join_probe_exists, table_size
 from engine.operators.collect import CollectSink
 from engine.operators.rows import take_block
 from engine.pipeline import Operator
+from planner.types import BOOLEAN
 
-SUPPORTED_KINDS = ("inner", "left", "right", "full", "semi", "anti", "cross")
+SUPPORTED_KINDS = ("inner", "left", "right", "full", "semi", "anti", "cross",
+                   "mark", "mark_in", "single")
+_EXISTS_KINDS = ("semi", "anti", "mark")
+SCALAR_SUBQUERY_ERROR = "More than one row returned by a subquery used as an expression"
 
 
 def null_vector(t, n: int) -> Vector:
@@ -43,6 +53,7 @@ class JoinTable:
 
     def __init__(self, block: Block, key_exprs, memory=None, reserved: int = 0):
         self.block = block
+        self.key_exprs = list(key_exprs)
         self.memory = memory
         self.reserved = reserved
         n = block.n
@@ -91,10 +102,24 @@ class ProbeOperator(Operator):
         self.residual = residual
         self.batch = max(int(batch_rows), 1024)
         self.build_types = [v.type for v in table.block.columns]
+        if kind == "mark_in":
+            self._init_mark_in()
+
+    def _init_mark_in(self):
+        """Key 0's NULLs on the build side, and (when the IN is correlated) a
+        table over the other keys that finds each probe row's candidates."""
+        t = self.table
+        self.build_rows = t.block.n
+        key0 = _evaluate_all(t.key_exprs[:1], t.block)[0] if t.block.n else None
+        self.build_null0 = (np.zeros(t.block.n, np.uint8) if key0 is None or key0.nulls is None
+                            else key0.nulls.astype(np.uint8))
+        self.correlated = len(self.left_keys) > 1 or self.residual is not None
+        self.candidates = JoinTable(t.block, t.key_exprs[1:]) if self.correlated else None
 
     # -- candidate pairs ---------------------------------------------------
-    def _pairs(self, block: Block):
-        t = self.table
+    def _pairs(self, block: Block, table: JoinTable = None, left_keys=None, exists: bool = True):
+        t = self.table if table is None else table
+        left_keys = self.left_keys if left_keys is None else left_keys
         m = t.block.n
         if m == 0:
             return
@@ -105,10 +130,10 @@ class ProbeOperator(Operator):
                 yield (np.repeat(np.arange(i0, i1, dtype=np.int64), m),
                        np.tile(np.arange(m, dtype=np.int64), i1 - i0))
             return
-        keys = normalize_keys(_evaluate_all(self.left_keys, block), block.n, null_word=False)
+        keys = normalize_keys(_evaluate_all(left_keys, block), block.n, null_word=False)
         hashes = hash_keys(keys)
         skip = keys.any_null if keys.any_null is not None else np.zeros(block.n, np.uint8)
-        if self.kind in ("semi", "anti") and self.residual is None:
+        if exists and self.kind in _EXISTS_KINDS + ("mark_in",) and self.residual is None:
             matched = np.empty(block.n, np.uint8)
             join_probe_exists(hashes, keys.keys, keys.heap, skip, t.hashes, t.keys.keys,
                               t.keys.heap, keys.kw, t.heads, t.nxt, matched)
@@ -123,28 +148,49 @@ class ProbeOperator(Operator):
             if cnt:
                 yield out_p[:cnt].copy(), out_b[:cnt].copy()
 
-    def process(self, block: Block) -> list[Block]:
+    def _matching_pairs(self, block: Block, table: JoinTable, left_keys, exists: bool):
+        """Pairs (or an existence mask) that also satisfy the residual, with
+        the joined block when it was needed for the residual."""
         from engine.expr import evaluate_predicate
+        for pair in self._pairs(block, table, left_keys, exists):
+            if isinstance(pair, np.ndarray):
+                yield pair, None
+                return
+            p, b = pair
+            joined = None
+            if self.residual is not None or self.kind not in _EXISTS_KINDS + ("mark_in",):
+                joined = Block(take_block(block, p).columns + take_block(table.block, b).columns,
+                               len(p))
+            if self.residual is not None:
+                mask = np.asarray(evaluate_predicate(self.residual, joined), dtype=bool)
+                if not mask.all():
+                    p, b = p[mask], b[mask]
+                    joined = take_block(joined, mask)
+            yield (p, b), joined
+
+    def process(self, block: Block) -> list[Block]:
         kind = self.kind
+        if kind == "mark_in":
+            return [self._mark_in(block)]
         t = self.table
         out: list[Block] = []
-        matched = np.zeros(block.n, np.uint8) if kind in ("left", "full", "semi", "anti") else None
-        for pair in self._pairs(block):
-            if isinstance(pair, np.ndarray):          # semi/anti existence mask
+        matched = (np.zeros(block.n, np.uint8)
+                   if kind in ("left", "full", "semi", "anti", "mark", "single") else None)
+        counts = np.zeros(block.n, np.int64) if kind == "single" else None
+        for pair, joined in self._matching_pairs(block, t, self.left_keys, True):
+            if isinstance(pair, np.ndarray):          # existence mask
                 matched = pair
                 break
             p, b = pair
-            joined = Block(take_block(block, p).columns + take_block(t.block, b).columns, len(p))
-            if self.residual is not None:
-                mask = np.asarray(evaluate_predicate(self.residual, joined), dtype=bool)
-                p, b = p[mask], b[mask]
-                if not mask.all():
-                    joined = take_block(joined, mask)
             if matched is not None:
                 matched[p] = 1
+            if counts is not None and len(p):
+                counts += np.bincount(p, minlength=block.n)
+                if counts.max() > 1:
+                    raise ExecutionError(SCALAR_SUBQUERY_ERROR)
             if kind in ("right", "full"):
                 t.matched[b] = 1
-            if kind not in ("semi", "anti") and joined.n:
+            if kind not in _EXISTS_KINDS and joined.n:
                 out.append(joined)
         if kind == "semi":
             keep = matched.astype(bool)
@@ -152,13 +198,45 @@ class ProbeOperator(Operator):
         if kind == "anti":
             keep = ~matched.astype(bool)
             return [take_block(block, keep)] if keep.any() else []
-        if kind in ("left", "full"):
+        if kind == "mark":
+            return [Block(block.columns + [Vector(BOOLEAN, matched.astype(np.bool_))], block.n)]
+        if kind in ("left", "full", "single"):
             rest = ~matched.astype(bool)
             if rest.any():
                 lb = take_block(block, rest)
                 out.append(Block(lb.columns + [null_vector(ty, lb.n) for ty in self.build_types],
                                  lb.n))
         return out
+
+    def _mark_in(self, block: Block) -> Block:
+        """x IN (subquery) per probe row: TRUE, FALSE or NULL."""
+        n = block.n
+        matched = np.zeros(n, np.uint8)
+        for pair, _ in self._matching_pairs(block, self.table, self.left_keys, True):
+            if isinstance(pair, np.ndarray):
+                matched = pair
+                break
+            matched[pair[0]] = 1
+        probe0 = _evaluate_all(self.left_keys[:1], block)[0]
+        probe_null = (np.zeros(n, np.bool_) if probe0.nulls is None
+                      else probe0.nulls.astype(np.bool_))
+        if not self.correlated:
+            unknown = probe_null | bool(self.build_null0.any())
+            unknown &= self.build_rows > 0
+        else:
+            unknown = np.zeros(n, np.bool_)
+            rest = ~matched.astype(bool)
+            if rest.any() and (probe_null[rest].any() or self.build_null0.any()):
+                # a candidate (other keys equal, residual true) with a NULL key 0
+                for pair, _ in self._matching_pairs(block, self.candidates,
+                                                    self.left_keys[1:], False):
+                    p, b = pair
+                    hit = probe_null[p] | self.build_null0[b].astype(np.bool_)
+                    unknown[p[hit]] = True
+        unknown &= ~matched.astype(bool)
+        mark = Vector(BOOLEAN, matched.astype(np.bool_),
+                      unknown.astype(np.uint8) if unknown.any() else None)
+        return Block(block.columns + [mark], n)
 
 
 def unmatched_build_block(table: JoinTable, left_types) -> Block:

@@ -14,6 +14,11 @@ from planner.expressions import (Call, ColumnRef, Expr, column_indexes, conjunct
 from planner.logical import Aggregate, Filter, Join, Limit, Node, Project, Scan, Sort
 
 
+# joins whose output rows are left rows (plus columns): left-only conjuncts
+# above them and right-only conjuncts of their condition may move down
+_LEFT_PRESERVING = ("left", "semi", "anti", "mark", "mark_in", "single")
+
+
 def push_down_predicates(node: Node) -> Node:
     return _push(node, [])
 
@@ -94,7 +99,7 @@ def _push_join(node: Join, preds: list[Expr]) -> Node:
         residual_parts = []
         for p in preds:
             s = side(p)
-            if s == "left" and kind in ("left", "semi", "anti"):
+            if s == "left" and kind in _LEFT_PRESERVING:
                 left.append(p)
             elif s == "right" and kind == "right":
                 right.append(remap_columns(p, shift))
@@ -102,7 +107,7 @@ def _push_join(node: Join, preds: list[Expr]) -> Node:
                 stay.append(p)
         for p in on:
             s = side(p)
-            if s == "right" and kind in ("left", "semi", "anti"):
+            if s == "right" and kind in _LEFT_PRESERVING:
                 right.append(remap_columns(p, shift))
             elif s == "left" and kind == "right":
                 left.append(p)

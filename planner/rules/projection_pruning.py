@@ -9,8 +9,8 @@ hash table is built; identity Projects disappear.
 from __future__ import annotations
 
 from planner.expressions import ColumnRef, Expr, column_indexes, remap_columns
-from planner.logical import (Aggregate, Filter, Join, Limit, Node, OneRow, Project,
-                             Scan, Sort, SortKey)
+from planner.logical import (MARK_KINDS, Aggregate, Filter, Join, Limit, Node, OneRow,
+                             Project, Scan, Sort, SortKey, Union, Window)
 from planner.types import DataType
 
 
@@ -85,6 +85,10 @@ def _prune(node: Node, needed: set[int]) -> tuple[Node, dict[int, int]]:
         return Limit(child, node.limit, node.offset), m
     if isinstance(node, OneRow):
         return node, {}
+    if isinstance(node, Union):
+        return _prune_union(node, needed)
+    if isinstance(node, Window):
+        return _prune_window(node, needed)
     children = node.children
     return node, {i: i for i in range(len(node.schema))}
 
@@ -93,7 +97,8 @@ def _prune_join(node: Join, needed: set[int]):
     nleft = len(node.left.schema)
     res = column_indexes(node.residual) if node.residual is not None else set()
     lneed = {i for i in needed | res if i < nleft} | _uses(node.left_keys)
-    rneed = {i - nleft for i in needed | res if i >= nleft} | _uses(node.right_keys)
+    above = set() if node.kind in MARK_KINDS else needed     # the mark is no right column
+    rneed = {i - nleft for i in above | res if i >= nleft} | _uses(node.right_keys)
     left, lm = _narrow(*_prune(node.left, lneed), lneed)
     right, rm = _narrow(*_prune(node.right, rneed), rneed)
     nl = len(left.schema)
@@ -104,7 +109,46 @@ def _prune_join(node: Join, needed: set[int]):
                remap_columns(node.residual, both) if node.residual is not None else None)
     if node.kind in ("semi", "anti"):
         return out, lm
+    if node.kind in MARK_KINDS:
+        return out, {**lm, nleft: nl}
     return out, both
+
+
+def _prune_union(node: Union, needed: set[int]):
+    """Every input keeps exactly the needed columns, in the same positions."""
+    keep = sorted(needed) or [0]
+    inputs = []
+    for child in node.inputs:
+        new, m = _prune(child, set(keep))
+        schema = new.schema
+        exprs = [ColumnRef(m[i], schema[m[i]].type, schema[m[i]].name) for i in keep]
+        if not (_is_identity(exprs, new) and len(keep) == len(schema)):
+            new = Project(new, exprs, [schema[m[i]].name for i in keep])
+        inputs.append(new)
+    return (Union(inputs, [node.names[i] for i in keep]),
+            {old: new for new, old in enumerate(keep)})
+
+
+def _prune_window(node: Window, needed: set[int]):
+    """Drop window functions nobody needs and the input columns only they used."""
+    from planner.logical import WindowFunction
+    width = len(node.child.schema)
+    slots = sorted(i - width for i in needed if i >= width)
+    if not slots:
+        return _prune(node.child, {i for i in needed if i < width})
+    functions = [node.functions[k] for k in slots]
+    child_needed = {i for i in needed if i < width}
+    for f in functions:
+        child_needed |= _uses(f.exprs())
+    child, m = _prune(node.child, child_needed)
+    moved = [WindowFunction(f.func, [remap_columns(a, m) for a in f.args],
+                            [remap_columns(p, m) for p in f.partition],
+                            [SortKey(remap_columns(k.expr, m), k.ascending, k.nulls_first)
+                             for k in f.order], f.frame, f.type) for f in functions]
+    w2 = len(child.schema)
+    mapping = {i: m[i] for i in needed if i < width}
+    mapping.update({width + k: w2 + j for j, k in enumerate(slots)})
+    return Window(child, moved, [node.names[k] for k in slots]), mapping
 
 
 def _narrow(child: Node, mapping: dict[int, int], needed: set[int]):
