@@ -23,16 +23,27 @@ _BSS_TYPES = ("INT32", "INT64", "FLOAT", "DOUBLE")
 
 
 class ChunkValues:
-    """Decoded column chunk in physical form."""
-    __slots__ = ("values", "nulls", "heap")
+    """Decoded column chunk in physical form.  ``codes``/``dictionary``: the
+    dictionary index of every row and the dictionary (string views over
+    ``heap``), when asked for and the chunk is all dictionary pages without
+    NULLs; else None."""
+    __slots__ = ("values", "nulls", "heap", "codes", "dictionary")
 
-    def __init__(self, values, nulls, heap):
+    def __init__(self, values, nulls, heap, codes=None, dictionary=None):
         self.values, self.nulls, self.heap = values, nulls, heap
+        self.codes, self.dictionary = codes, dictionary
 
 
 def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
-                 verify_checksums: bool = True) -> ChunkValues:
-    """Decode the column chunk bytes ``buf`` of flat column ``col``."""
+                 verify_checksums: bool = True, rows: np.ndarray | None = None,
+                 want_codes: bool = False) -> ChunkValues:
+    """Decode the column chunk bytes ``buf`` of flat column ``col``.
+
+    ``rows``: optional bool mask over the row group's rows; only those rows
+    are returned.  Required columns select page by page (dictionary pages
+    gather only the kept rows); nullable ones select after decoding.
+    ``want_codes`` (string columns): also return the dictionary codes (see
+    ChunkValues)."""
     from scan.encodings.dictionary import decode_dictionary_indices, gather
     from scan.encodings.plain import decode_plain
     from scan.levels import nulls_from_def_levels
@@ -42,6 +53,12 @@ def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
     dictionary = None
     dict_heap = None
     dense: list = []          # per page: (values, heap)
+    direct, direct_rows, direct_pages = None, 0, 0   # fused pages written in place
+    page_select = rows is not None and max_def == 0
+    codes = None                                      # dictionary codes (want_codes)
+    identity = None
+    n_keep = int(np.count_nonzero(rows)) if page_select else num_rows
+    row_start = 0
     null_parts: list = []     # per page: uint8 mask or None (no nulls)
     page_rows: list = []
     any_nulls = False
@@ -61,6 +78,12 @@ def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
                 continue
             n = page.num_values
             data = page.data
+            sel = None
+            if page_select:
+                if row_start + n > num_rows:
+                    raise FileFormatError(f"column chunk has more values than the row "
+                                          f"group's {num_rows} rows")
+                sel = rows[row_start:row_start + n]
             levels = _def_levels(page, max_def)
             if levels is not None:
                 nulls = nulls_from_def_levels(levels, max_def)
@@ -86,11 +109,32 @@ def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
             elif enc in _DICT_ENCODINGS:
                 if dictionary is None:
                     raise FileFormatError("dictionary-encoded page without a dictionary page")
-                values = _dictionary_values(data, pos, n_valid, dictionary)
+                values = into = None
+                if want_codes and is_view:
+                    # codes wanted: the fused kernel over an identity dictionary
+                    # yields the indices; gathered (checked) once per chunk below
+                    if identity is None:
+                        identity = np.arange(len(dictionary), dtype=np.int32)
+                    codes_page = _dictionary_values(data, pos, n_valid, identity, None, sel)
+                else:
+                    codes_page = None
+                    if max_def == 0 and row_start + n <= num_rows:
+                        if direct is None:
+                            direct = _direct_buffer(dictionary, n_keep)
+                        if direct is not None:
+                            into = direct[direct_rows:]
+                    values = _dictionary_values(data, pos, n_valid, dictionary, into, sel)
+                if values is not None and into is not None:
+                    direct_rows += len(values)
+                    direct_pages += 1
                 if values is not None:
                     heap = dict_heap
+                elif codes_page is not None:
+                    values, heap = codes_page, _INDICES
                 else:       # checked path: gathered once per chunk below
                     values = decode_dictionary_indices(data, pos, len(data), n_valid)
+                    if sel is not None:
+                        values = values[sel]
                     heap = _INDICES
             elif enc == "RLE" and ptype == "BOOLEAN":
                 from scan.encodings.rle import decode_rle_booleans
@@ -100,17 +144,25 @@ def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
                 values, heap = _OTHER_DECODERS[enc](data, pos, ptype, tlen, n_valid)
             else:
                 raise UnsupportedFeatureError(f"encoding {enc} for {ptype} columns")
+            if sel is not None and heap is not _INDICES and not (
+                    enc in _DICT_ENCODINGS and n_valid):
+                values = select_rows(values, sel)
             dense.append((values, heap))
             null_parts.append(nulls)
             page_rows.append(n)
+            row_start += n
         except FileFormatError as e:
             raise FileFormatError(str(e), page=page.ordinal) from None
     total = sum(page_rows)
     if total != num_rows:
         raise FileFormatError(f"column chunk has {total} values, row group has {num_rows} rows")
-    if dense and all(h is _INDICES for _, h in dense):
+    if direct is not None and direct_pages == len(dense) and direct_rows == n_keep:
+        values, heap = _direct_values(direct[:n_keep], dictionary), dict_heap  # in place
+    elif dense and all(h is _INDICES for _, h in dense):
         idx = dense[0][0] if len(dense) == 1 else np.concatenate([v for v, _ in dense])
         values, heap = gather(dictionary, idx), dict_heap
+        if want_codes and is_view and not any_nulls:
+            codes = idx
     else:
         dense = [(gather(dictionary, v), dict_heap) if h is _INDICES else (v, h) for v, h in dense]
         values, heap = _concat(dense, ptype, is_view)
@@ -120,17 +172,35 @@ def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
                                 for m, r in zip(null_parts, page_rows)])
         from scan.levels import scatter_dense
         values = scatter_dense(values, nulls)
-    return ChunkValues(values, nulls, heap)
+    if rows is not None and not page_select:
+        values = select_rows(values, rows)
+        nulls = None if nulls is None else nulls[rows]
+        codes = None if codes is None else codes[rows]
+    return ChunkValues(values, nulls, heap, codes, None if codes is None else dictionary)
+
+
+def select_rows(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """values[mask] along axis 0; (n, 2) string views move as one 16-byte
+    complex each (boolean indexing is far faster than np.compress)."""
+    if values.ndim == 1:
+        return values[mask]
+    if values.ndim == 2 and values.dtype == np.uint64 and values.shape[1] == 2 \
+            and values.flags.c_contiguous:
+        return values.view(np.complex128).reshape(-1)[mask].view(np.uint64).reshape(-1, 2)
+    return np.compress(mask, values, axis=0)
 
 
 @njit(nogil=True, cache=True)
-def _dictionary_page_kernel(buf, pos, end, count, dictionary, out):
+def _dictionary_page_kernel(buf, pos, end, count, dictionary, out, sel, use_sel):
     """Fused decode of one dictionary-encoded data page: the bit-width byte
     at ``pos``, then RLE/bit-packed indices, each written as
-    ``out[k] = dictionary[index]`` (no int32 index array, no second pass;
-    bit-packed values are read with independent word loads).  Returns 0, or
-    -1 on any defect: the caller then reruns the checked two-step decoder,
-    which names the error."""
+    ``out[j] = dictionary[index]`` (no int32 index array, no second pass;
+    bit-packed values are read with independent word loads).  With
+    ``use_sel`` only values k with sel[k] != 0 are kept (branch-free: every
+    value is written, the cursor advances by sel[k]; ``out`` needs one slot
+    of slack).  Every index is range-checked, kept or not.  Returns the
+    number of values kept, or -1 on any defect: the caller then reruns the
+    checked two-step decoder, which names the error."""
     if end > buf.shape[0]:
         end = buf.shape[0]
     if pos >= end:
@@ -140,9 +210,16 @@ def _dictionary_page_kernel(buf, pos, end, count, dictionary, out):
     if bit_width > 32:
         return -1
     size = dictionary.shape[0]
+    # the page's bytes as aligned little-endian words (+ zero padding), so a
+    # bit-packed value is two aligned loads and shifts, independent of others
+    start = pos
+    words = np.zeros((end - start) // 8 + 2, np.uint64)
+    wb = words.view(np.uint8)
+    wb[:end - start] = buf[start:end]
     mask = np.uint64((np.int64(1) << bit_width) - 1)
     value_bytes = (bit_width + 7) // 8
     filled = 0
+    j = 0
     while filled < count:
         if pos >= end:
             return -1
@@ -172,58 +249,88 @@ def _dictionary_page_kernel(buf, pos, end, count, dictionary, out):
                 if v >= np.uint64(size):
                     return -1
                 value = dictionary[np.int64(v)]
-                for k in range(n):
-                    out[filled + k] = value
+                if use_sel:
+                    for k in range(n):
+                        out[j] = value
+                        j += np.int64(sel[filled + k])
+                else:
+                    for k in range(n):
+                        out[j + k] = value
+                    j += n
             filled += n
         else:
             n = min(run * 8, count - filled)
             if pos + (n * bit_width + 7) // 8 > end:
                 return -1
-            fast = (end - pos - 8) * 8 // bit_width if bit_width > 0 else 0
+            base = (pos - start) * 8
             for k in range(n):
-                bit = k * bit_width
-                byte = pos + (bit >> 3)
-                if k < fast:           # 8 bytes readable: one unaligned word
-                    w = (np.uint64(buf[byte]) | np.uint64(buf[byte + 1]) << np.uint64(8)
-                         | np.uint64(buf[byte + 2]) << np.uint64(16)
-                         | np.uint64(buf[byte + 3]) << np.uint64(24)
-                         | np.uint64(buf[byte + 4]) << np.uint64(32))
-                else:
-                    w = np.uint64(0)
-                    for j in range(5):
-                        if byte + j < end:
-                            w |= np.uint64(buf[byte + j]) << np.uint64(8 * j)
-                idx = (w >> np.uint64(bit & 7)) & mask
+                bit = base + k * bit_width
+                wi = bit >> 6
+                off = np.uint64(bit & 63)
+                w = (words[wi] >> off) | ((words[wi + 1] << np.uint64(1))
+                                         << (np.uint64(63) - off))
+                idx = w & mask
                 if idx >= np.uint64(size):
                     return -1
-                out[filled + k] = dictionary[np.int64(idx)]
+                out[j] = dictionary[np.int64(idx)]
+                j += np.int64(sel[filled + k]) if use_sel else 1
             filled += n
             pos += run * bit_width
             if pos > end:
                 pos = end
-    return 0
+    return j
 
 
-def _dictionary_values(data, pos, n_valid, dictionary):
-    """Values of a dictionary-encoded page through the fused kernel, or
-    None when the dictionary's storage has no fused form (or a defect
-    needs the checked path).  1-D values are gathered as same-size ints,
-    (n, 2) string views as one complex128 per row."""
+def _is_views(d) -> bool:
+    return d.ndim == 2 and d.dtype == np.uint64 and d.shape[1] == 2
+
+
+def _fusable(d) -> bool:
+    return _is_views(d) or (d.ndim == 1 and d.dtype.kind in "iuf" and d.dtype.itemsize in (4, 8))
+
+
+def _direct_buffer(dictionary, num_rows):
+    """A flat output for a whole chunk of fused dictionary pages (one slot
+    of slack for the selecting kernel), or None."""
+    if not _fusable(dictionary):
+        return None
+    return np.empty(num_rows + 1, np.complex128 if _is_views(dictionary) else dictionary.dtype)
+
+
+def _direct_values(direct, dictionary):
+    return direct.view(np.uint64).reshape(-1, 2) if _is_views(dictionary) else direct
+
+
+_NO_SEL = np.ones(1, np.uint8)
+
+
+def _dictionary_values(data, pos, n_valid, dictionary, out=None, sel=None):
+    """Values of a dictionary-encoded page through the fused kernel, or None
+    when the dictionary's storage has no fused form or a defect needs the
+    checked path.  ``out``: a flat slice of a _direct_buffer to write into
+    (the result is then a view of it); ``sel``: bool mask of the page's
+    values to keep.  1-D values are gathered as same-size ints, (n, 2)
+    string views as one complex128 per row."""
     d = dictionary
-    if d.ndim == 2 and d.dtype == np.uint64 and d.shape[1] == 2:
+    if not _fusable(d):
+        return None
+    views = _is_views(d)
+    if views:
         flat = np.ascontiguousarray(d).view(np.complex128).reshape(-1)
-        out = np.empty(n_valid, np.complex128)
-        if _dictionary_page_kernel(data, pos, len(data), n_valid, flat, out) < 0:
-            return None
-        return out.view(np.uint64).reshape(-1, 2)
-    if d.ndim != 1 or d.dtype.kind not in "iuf" or d.dtype.itemsize not in (4, 8):
+    else:
+        as_int = np.int32 if d.dtype.itemsize == 4 else np.int64
+        flat = np.ascontiguousarray(d).view(as_int)
+    if out is None:
+        keep = n_valid if sel is None else int(np.count_nonzero(sel))
+        out = np.empty(keep + 1, np.complex128 if views else d.dtype)
+    target = out if views else out.view(as_int)
+    use_sel = sel is not None
+    kept = _dictionary_page_kernel(data, pos, len(data), n_valid, flat, target,
+                                   sel.view(np.uint8) if use_sel else _NO_SEL, use_sel)
+    if kept < 0:
         return None
-    as_int = np.int32 if d.dtype.itemsize == 4 else np.int64
-    out = np.empty(n_valid, d.dtype)
-    if _dictionary_page_kernel(data, pos, len(data), n_valid,
-                               np.ascontiguousarray(d).view(as_int), out.view(as_int)) < 0:
-        return None
-    return out
+    out = out[:kept]
+    return out.view(np.uint64).reshape(-1, 2) if views else out
 
 
 def _def_levels(page, max_def):

@@ -3,6 +3,8 @@ decompression into the parts the decoders need."""
 
 from __future__ import annotations
 
+import threading
+import weakref
 import zlib
 from dataclasses import dataclass
 
@@ -63,6 +65,36 @@ def _int(h: dict, key: str, what: str, page: int) -> int:
     return v
 
 
+# chunk buffer -> {position: (header, body position), ("crc", position): True}.
+# Chunk buffers come from the buffer manager and are immutable while alive, so
+# a page header is parsed (and its CRC checked) once per cached chunk, not on
+# every query; an entry dies with its buffer.  Keyed by identity (arrays are
+# unhashable), guarded by a weak reference.
+_HEADER_MEMO: dict = {}
+_MEMO_LOCK = threading.Lock()
+
+
+def _forget(key, ref) -> None:
+    entry = _HEADER_MEMO.get(key)
+    if entry is not None and entry[0] is ref:
+        _HEADER_MEMO.pop(key, None)
+
+
+def _chunk_memo(buf) -> dict | None:
+    key = id(buf)
+    with _MEMO_LOCK:
+        entry = _HEADER_MEMO.get(key)
+        if entry is not None and entry[0]() is buf:
+            return entry[1]
+        try:
+            ref = weakref.ref(buf, lambda r, key=key: _forget(key, r))
+        except TypeError:             # not weak-referenceable: no memo
+            return None
+        memo: dict = {}
+        _HEADER_MEMO[key] = (ref, memo)
+        return memo
+
+
 def iter_pages(buf: np.ndarray, codec: str, num_values: int, verify_checksums: bool = True,
                arena: Arena | None = None):
     """Yield the dictionary and data pages of a column chunk held in ``buf``.
@@ -73,11 +105,18 @@ def iter_pages(buf: np.ndarray, codec: str, num_values: int, verify_checksums: b
     pos, end = 0, len(buf)
     seen = 0
     ordinal = 0
+    memo = _chunk_memo(buf)
     while pos < end and seen < num_values:
-        try:
-            header, body_pos = T.decode_struct(buf, T.PAGE_HEADER, pos, end)
-        except FileFormatError as e:
-            raise FileFormatError(f"bad page header: {e}", page=ordinal) from None
+        parsed = memo.get(pos) if memo is not None else None
+        if parsed is None:
+            try:
+                parsed = T.decode_struct(buf, T.PAGE_HEADER, pos, end)
+            except FileFormatError as e:
+                raise FileFormatError(f"bad page header: {e}", page=ordinal) from None
+            if memo is not None:
+                memo[pos] = parsed
+        header, body_pos = parsed
+        header_pos = pos
         ptype = header.get("type")
         if ptype is None:
             raise FileFormatError("page header lacks type", page=ordinal)
@@ -88,9 +127,12 @@ def iter_pages(buf: np.ndarray, codec: str, num_values: int, verify_checksums: b
                                   f"chunk ({end - body_pos} bytes left)", page=ordinal)
         body = buf[body_pos:body_pos + csize]
         pos = body_pos + csize
-        if verify_checksums and header.get("crc") is not None:
+        if verify_checksums and header.get("crc") is not None and \
+                not (memo is not None and ("crc", header_pos) in memo):
             if zlib.crc32(body) != header["crc"] & 0xFFFFFFFF:
                 raise FileFormatError("page CRC32 checksum mismatch", page=ordinal)
+            if memo is not None:
+                memo[("crc", header_pos)] = True
         page = _make_page(header, ptype, body, usize, codec, ordinal, buf, body_pos, arena)
         ordinal += 1
         if page is None:

@@ -23,11 +23,12 @@ class ColumnData:
     ``values``: numpy array (see planner/types.py); ``nulls``: None or uint8
     (1 = null); ``heap``: uint8 array long string views point into (strings
     and blobs only)."""
-    __slots__ = ("values", "nulls", "heap", "num_rows", "column")
+    __slots__ = ("values", "nulls", "heap", "num_rows", "column", "codes", "dictionary")
 
-    def __init__(self, values, nulls, heap, num_rows, column):
+    def __init__(self, values, nulls, heap, num_rows, column, codes=None, dictionary=None):
         self.values, self.nulls, self.heap = values, nulls, heap
         self.num_rows, self.column = num_rows, column
+        self.codes, self.dictionary = codes, dictionary   # see read_column(codes=True)
 
     def to_pylist(self) -> list:
         """Python values (bytes for strings/blobs, None for nulls); for tests."""
@@ -87,8 +88,13 @@ class ParquetFile:
         except KeyError:
             raise ValueError(f"no column {name!r} in {self.path}") from None
 
-    def read_column(self, row_group: int, column: int) -> ColumnData:
-        """Decode one column chunk into engine storage."""
+    def read_column(self, row_group: int, column: int, rows=None, codes: bool = False) -> ColumnData:
+        """Decode one column chunk into engine storage.  ``rows``: optional
+        bool mask over the row group's rows; only those rows are decoded
+        into the result (dictionary pages gather just the kept rows).
+        ``codes``: for string columns stored as dictionary pages without
+        NULLs, also set ``codes`` (int32 dictionary index per row) and
+        ``dictionary`` (its string views over ``heap``)."""
         if not 0 <= row_group < len(self.row_groups):
             raise ValueError(f"row group {row_group} out of range (file has {len(self.row_groups)})")
         if not 0 <= column < len(self.columns):
@@ -104,6 +110,11 @@ class ParquetFile:
         if chunk.file_path:
             raise UnsupportedFeatureError(f"column chunk in external file {chunk.file_path!r}")
         check_codec(chunk.codec)
+        if rows is not None:
+            rows = np.ascontiguousarray(rows, dtype=np.bool_)
+            if rows.shape != (rg.num_rows,):
+                raise ValueError(f"rows mask has shape {rows.shape}, row group has "
+                                 f"{rg.num_rows} rows")
         ctx = dict(file=self.path, row_group=row_group, column=col.name)
         if rg.num_rows == 0:
             return ColumnData(*_empty_storage(col), 0, col)
@@ -115,7 +126,8 @@ class ParquetFile:
             length = min(length + _MAX_DICT_HEADER, self._data_end - chunk.start)
         buf = self.buffer_manager.get(self.source, chunk.start, length)
         try:
-            raw = decode_chunk(buf, col, chunk, rg.num_rows, self.verify_checksums)
+            raw = decode_chunk(buf, col, chunk, rg.num_rows, self.verify_checksums, rows,
+                               codes and col.type_name == "string")
             values, heap = to_storage(raw.values, raw.heap, col)
         except FileFormatError as e:
             raise FileFormatError(_bare(e), page=e.page, **ctx) from None
@@ -123,7 +135,8 @@ class ParquetFile:
             raise
         except (ValueError, IndexError, OverflowError, TypeError, MemoryError) as e:
             raise FileFormatError(f"corrupt column chunk ({type(e).__name__}: {e})", **ctx) from None
-        return ColumnData(values, raw.nulls, heap, rg.num_rows, col)
+        return ColumnData(values, raw.nulls, heap, rg.num_rows if rows is None else len(values),
+                          col, raw.codes, raw.dictionary)
 
     def read_column_by_name(self, row_group: int, name: str) -> ColumnData:
         return self.read_column(row_group, self.column_index(name))

@@ -48,6 +48,9 @@ def arithmetic(op: str, args: list[Vector], out_type: DataType) -> Vector:
         return _temporal_arithmetic(op, a, b, out_type, nulls)
     if op == "div" or out_type.is_float or op == "intdiv" and not out_type.is_integer:
         return _float_arithmetic(op, a, b, out_type, nulls)
+    fast = _fast_int64_arithmetic(op, a, b, out_type, nulls, n)
+    if fast is not None:
+        return fast
     valid = ~null_bool(nulls, n)
     if out_type.is_decimal:
         if op == "mul":
@@ -79,6 +82,45 @@ def arithmetic(op: str, args: list[Vector], out_type: DataType) -> Vector:
         if res.dtype == object and out_type.numpy_dtype != object:
             res = _int64_from_object(res, valid, out_type.numpy_dtype)
         res = res.astype(out_type.numpy_dtype) if res.dtype != object else res
+    return Vector(out_type, res, nulls)
+
+
+_FAST_OPS = {"add": 0, "sub": 1, "mul": 2}
+
+
+def _fast_int64_arithmetic(op, a, b, out_type, nulls, n):
+    """add/sub/mul of integer-stored exact values into BIGINT or a narrow
+    DECIMAL in one fused kernel (rescale, operate, precision check).  None
+    when the general path applies, also when a row fails: the general path
+    then raises the error it names."""
+    code = _FAST_OPS.get(op)
+    if code is None or out_type.numpy_dtype != np.int64:
+        return None
+    if a.data.dtype.kind != "i" or b.data.dtype.kind != "i":
+        return None
+    sa = a.type.scale if a.type.is_decimal else 0
+    sb = b.type.scale if b.type.is_decimal else 0
+    if out_type.is_decimal:
+        s = out_type.scale
+        if op == "mul":
+            if sa + sb != s:
+                return None
+            fx = fy = 1
+        else:
+            if not (0 <= s - sa <= 18 and 0 <= s - sb <= 18):
+                return None
+            fx, fy = 10 ** (s - sa), 10 ** (s - sb)
+        limit = 10 ** out_type.precision if out_type.precision < 19 else 0
+    elif out_type.id == "BIGINT" and not (a.type.is_decimal or b.type.is_decimal):
+        fx = fy = 1
+        limit = 0
+    else:
+        return None
+    valid = np.ones(n, np.bool_) if nulls is None else nulls == 0
+    res, bad = nk.scaled_int_op(code, np.asarray(a.data, np.int64), fx,
+                                np.asarray(b.data, np.int64), fy, limit, valid)
+    if bad:
+        return None
     return Vector(out_type, res, nulls)
 
 

@@ -208,3 +208,46 @@ def pad_fixed(offsets, data, width):
         ln = min(offsets[i + 1] - offsets[i], width)
         out[i, :ln] = data[offsets[i]:offsets[i] + ln]
     return out
+
+
+@njit(nogil=True, cache=True)
+def scaled_int_op(op, x, fx, y, fy, limit, valid):
+    """(x * fx) op (y * fy) for op 0 = add, 1 = sub, 2 = mul, every step
+    overflow-checked, and |result| < limit when limit > 0 (decimal
+    precision).  The fused fast path of exact int64 and narrow DECIMAL
+    arithmetic: branch-free (the loops vectorize), so it only reports
+    whether some valid row *may* fail (products are screened with a float
+    estimate); the caller then reruns the exact general path, which decides
+    and names the error.  Returns (result, 0 = all rows fine, else -1)."""
+    n = x.shape[0]
+    out = np.empty(n, np.int64)
+    bad = False
+    if fx != 1:
+        xmax = np.int64(9223372036854775807) // fx
+        for i in range(n):
+            bad |= valid[i] & ((x[i] > xmax) | (x[i] < -xmax))
+    if fy != 1:
+        ymax = np.int64(9223372036854775807) // fy
+        for i in range(n):
+            bad |= valid[i] & ((y[i] > ymax) | (y[i] < -ymax))
+    if bad:
+        return out, np.int64(-1)
+    ufx = np.uint64(fx)
+    ufy = np.uint64(fy)
+    for i in range(n):
+        a = np.int64(np.uint64(x[i]) * ufx)
+        b = np.int64(np.uint64(y[i]) * ufy)
+        if op == 0:
+            r = np.int64(np.uint64(a) + np.uint64(b))
+            over = ((a ^ r) & (b ^ r)) < 0
+        elif op == 1:
+            r = np.int64(np.uint64(a) - np.uint64(b))
+            over = ((a ^ b) & (a ^ r)) < 0
+        else:
+            r = np.int64(np.uint64(a) * np.uint64(b))
+            over = abs(np.float64(a) * np.float64(b)) >= 9.0e18
+        if limit > 0:
+            over |= (r >= limit) | (r <= -limit)
+        bad |= valid[i] & over
+        out[i] = r
+    return out, np.int64(-1) if bad else np.int64(0)

@@ -24,6 +24,41 @@ def sum_int_update(gid, vals, nulls, acc, carry):
 
 
 @njit(nogil=True, cache=True)
+def sum_count_int_update(gid, vals, nulls, has_nulls, acc, carry, cnt):
+    """sum_int_update and count_update in one pass; nulls is read only when
+    has_nulls (pass any uint8 array otherwise)."""
+    for i in range(gid.shape[0]):
+        if has_nulls and nulls[i]:
+            continue
+        g = gid[i]
+        a = acc[g]
+        v = vals[i]
+        r = np.int64(np.uint64(a) + np.uint64(v))
+        if ((a ^ r) & (v ^ r)) < 0:
+            carry[g] += 1 if v > 0 else -1
+        acc[g] = r
+        cnt[g] += 1
+
+
+@njit(nogil=True, cache=True)
+def sum_count_float_update(gid, vals, nulls, has_nulls, acc, cnt):
+    for i in range(gid.shape[0]):
+        if has_nulls and nulls[i]:
+            continue
+        g = gid[i]
+        acc[g] += vals[i]
+        cnt[g] += 1
+
+
+@njit(nogil=True, cache=True)
+def count_rows_update(gid, nulls, has_nulls, counts):
+    """counts[g] += rows of group g (non-NULL rows when has_nulls)."""
+    for i in range(gid.shape[0]):
+        if not (has_nulls and nulls[i]):
+            counts[gid[i]] += 1
+
+
+@njit(nogil=True, cache=True)
 def count_update(gid, nulls, counts):
     for i in range(gid.shape[0]):
         if not nulls[i]:
@@ -102,3 +137,4 @@ def string_replace_mask(groups, cand_views, cand_heap, acc_views, acc_heap, has,
         c = compare_strings(cand_views[k, 0], cand_views[k, 1], cand_heap,
                             acc_views[g, 0], acc_views[g, 1], acc_heap)
         out[k] = 1 if ((is_max and c > 0) or ((not is_max) and c < 0)) else 0
+

@@ -63,11 +63,11 @@ def normalize_keys(vectors: list[Vector], n: int, null_word: bool) -> KeyColumns
     kw = sum(0 if v.type.is_string else (2 if v.data.dtype == object else 1)
              for v in vectors) + (1 if null_word else 0)
     keys = np.empty((n, kw + 2 * ks), np.uint64)
-    words, strs = keys[:, :kw], keys[:, kw:]
+    words = keys[:, :kw]
     heaps: list[np.ndarray] = []
     any_null = None
     if null_word:
-        words[:, kw - 1] = 0
+        _zero_column(keys, kw - 1)
     w = s = base = 0
     for j, vec in enumerate(vectors):
         isnull = None
@@ -77,18 +77,18 @@ def normalize_keys(vectors: list[Vector], n: int, null_word: bool) -> KeyColumns
             if null_word:
                 words[:, kw - 1] |= isnull.astype(np.uint64) << np.uint64(j % 64)
         if vec.type.is_string:
-            out = strs[:, 2 * s:2 * s + 2]
-            out[...] = vec.data
             heap = vec.heap if vec.heap is not None else np.zeros(0, np.uint8)
-            if base:
-                long_rows = (out[:, 0] & _LOW32) > 12
-                out[long_rows, 1] += np.uint64(base)
-            if isnull is not None:
-                out[isnull] = 0
+            _put_views(keys, kw + 2 * s, np.ascontiguousarray(vec.data, dtype=np.uint64),
+                       np.uint64(base), _NO_NULLS if isnull is None else isnull,
+                       isnull is not None)
             if len(heap):
                 heaps.append(heap)
                 base += len(heap)
             s += 1
+        elif vec.data.dtype.kind in "iub" and vec.data.dtype != np.uint64:
+            _put_ints(keys, w, np.ascontiguousarray(vec.data),
+                      _NO_NULLS if isnull is None else isnull, isnull is not None)
+            w += 1
         else:
             for part in value_words(vec):
                 words[:, w] = part
@@ -107,6 +107,42 @@ def normalize_keys(vectors: list[Vector], n: int, null_word: bool) -> KeyColumns
 
 
 # ------------------------------------------------------------------ kernels
+
+_NO_NULLS = np.zeros(1, np.bool_)
+
+
+@njit(nogil=True, cache=True)
+def _put_views(keys, col, views, base, isnull, has_nulls):
+    """keys[:, col:col+2] = string views, long-string offsets moved by base
+    (the column's heap starts at base in the shared key heap); NULL rows 0."""
+    for i in range(views.shape[0]):
+        if has_nulls and isnull[i]:
+            keys[i, col] = 0
+            keys[i, col + 1] = 0
+            continue
+        w0 = views[i, 0]
+        w1 = views[i, 1]
+        if base != 0 and (w0 & np.uint64(0xFFFFFFFF)) > np.uint64(12):
+            w1 += base
+        keys[i, col] = w0
+        keys[i, col + 1] = w1
+
+
+@njit(nogil=True, cache=True)
+def _zero_column(keys, col):
+    for i in range(keys.shape[0]):
+        keys[i, col] = 0
+
+
+@njit(nogil=True, cache=True)
+def _put_ints(keys, col, vals, isnull, has_nulls):
+    """keys[:, col] = integer values sign-extended to 64 bits; NULL rows 0."""
+    for i in range(vals.shape[0]):
+        if has_nulls and isnull[i]:
+            keys[i, col] = 0
+        else:
+            keys[i, col] = np.uint64(np.int64(vals[i]))
+
 
 @njit(nogil=True, cache=True, inline="always")
 def _mix(h, w):

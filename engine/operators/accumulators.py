@@ -23,6 +23,17 @@ def _grow(a: np.ndarray, n: int, fill=0) -> np.ndarray:
     return out
 
 
+_NO_NULLS = np.zeros(1, np.uint8)
+
+
+def _null_arg(vec: Vector | None) -> tuple[np.ndarray, bool]:
+    """(nulls, has_nulls) for the *_update kernels that skip the mask when
+    there are no NULLs (no per-block allocation)."""
+    if vec is None or vec.nulls is None:
+        return _NO_NULLS, False
+    return np.ascontiguousarray(vec.nulls, dtype=np.uint8), True
+
+
 def _nulls(vec: Vector | None, n: int) -> np.ndarray:
     if vec is None or vec.nulls is None:
         return np.zeros(n, np.uint8)
@@ -38,7 +49,8 @@ class CountAcc:
 
     def update(self, gid, vec, ng):
         self.counts = _grow(self.counts, ng)
-        K.count_update(gid, _nulls(vec, len(gid)), self.counts)
+        nulls, has_nulls = _null_arg(vec)
+        K.count_rows_update(gid, nulls, has_nulls, self.counts)
 
     def absorb(self, other, mapping, ng):
         self.counts = _grow(self.counts, ng)
@@ -64,10 +76,9 @@ class SumIntAcc:
 
     def update(self, gid, vec, ng):
         self._ensure(ng)
-        nulls = _nulls(vec, len(gid))
-        K.sum_int_update(gid, np.ascontiguousarray(vec.data, dtype=np.int64), nulls,
-                         self.acc, self.carry)
-        K.count_update(gid, nulls, self.cnt)
+        nulls, has_nulls = _null_arg(vec)
+        K.sum_count_int_update(gid, np.ascontiguousarray(vec.data, dtype=np.int64), nulls,
+                               has_nulls, self.acc, self.carry, self.cnt)
 
     def absorb(self, other, mapping, ng):
         self._ensure(ng)
@@ -107,6 +118,14 @@ class SumIntAcc:
         return Vector(t, vals, nulls if nulls.any() else None)
 
 
+def share_state(acc, primary) -> None:
+    """Make ``acc`` (sum or avg) see the state ``primary`` accumulated for
+    the same argument: sum(x) and avg(x) keep the same sums and counts."""
+    for name in ("acc", "carry", "cnt"):
+        if hasattr(primary, name):
+            setattr(acc, name, getattr(primary, name))
+
+
 class SumFloatAcc:
     def __init__(self, call):
         self.call = call
@@ -116,9 +135,9 @@ class SumFloatAcc:
     def update(self, gid, vec, ng):
         self.acc = _grow(self.acc, ng)
         self.cnt = _grow(self.cnt, ng)
-        nulls = _nulls(vec, len(gid))
-        K.sum_float_update(gid, np.ascontiguousarray(vec.data, dtype=np.float64), nulls, self.acc)
-        K.count_update(gid, nulls, self.cnt)
+        nulls, has_nulls = _null_arg(vec)
+        K.sum_count_float_update(gid, np.ascontiguousarray(vec.data, dtype=np.float64), nulls,
+                                 has_nulls, self.acc, self.cnt)
 
     def absorb(self, other, mapping, ng):
         self.acc = _grow(self.acc, ng)

@@ -8,10 +8,10 @@ import numpy as np
 from engine.block import Block, Vector
 from engine.kernels.hashing import KeyColumns, normalize_keys
 from engine.kernels.hashtable import GroupTable
-from engine.operators.accumulators import make_accumulator
+from engine.operators.accumulators import make_accumulator, share_state
 from engine.operators.rows import take_vector
 from engine.pipeline import Sink
-from planner.expressions import ColumnRef
+from planner.expressions import Call, ColumnRef, Literal, column_indexes
 
 _M64 = (1 << 64) - 1
 
@@ -105,11 +105,115 @@ def _eval(exprs, block):
             for e in exprs]
 
 
+# functions whose common subtrees are evaluated once per block: deterministic,
+# and evaluated on every row (no CASE/COALESCE/AND/OR branches above them)
+_SHAREABLE = frozenset(("add", "sub", "mul", "div", "intdiv", "mod", "neg", "abs", "round",
+                        "cast", "extract", "date_add", "date_sub", "eq", "ne", "lt", "le",
+                        "gt", "ge", "concat", "substring", "upper", "lower", "length"))
+
+
+def _shape(e):
+    """Structural key of an expression (Expr nodes compare by identity)."""
+    if isinstance(e, ColumnRef):
+        return ("col", e.index)
+    if isinstance(e, Literal):
+        return ("lit", type(e.value).__name__, repr(e.value), repr(e.type))
+    if isinstance(e, Call):
+        return ("call", e.func, repr(e.type), tuple(_shape(a) for a in e.args))
+    return ("other", id(e))
+
+
+def _pure(e) -> bool:
+    if isinstance(e, (ColumnRef, Literal)):
+        return True
+    return isinstance(e, Call) and e.func in _SHAREABLE and all(_pure(a) for a in e.args)
+
+
+class SharedEvaluator:
+    """Evaluates a list of expressions over a block, computing every common
+    subexpression (e.g. ``l_extendedprice * (1 - l_discount)`` in TPC-H Q1)
+    once: shared subtrees become extra columns appended to the block."""
+
+    def __init__(self, exprs, width: int):
+        counts: dict = {}
+
+        def count(e):
+            if isinstance(e, Call) and e.func in _SHAREABLE:
+                if _pure(e):
+                    counts[_shape(e)] = counts.get(_shape(e), 0) + 1
+                for a in e.args:
+                    count(a)
+        for e in exprs:
+            count(e)
+        self.width = width
+        self.temps: list = []          # rewritten shared subtrees, inner first
+        slots: dict = {}
+
+        def rewrite(e):
+            if not isinstance(e, Call):
+                return e
+            key = _shape(e) if counts.get(_shape(e), 0) > 1 else None
+            if key is not None and key in slots:
+                return slots[key]
+            out = Call(e.func, [rewrite(a) for a in e.args], e.type)
+            if key is not None:
+                self.temps.append(out)
+                slots[key] = ColumnRef(width + len(self.temps) - 1, e.type)
+                return slots[key]
+            return out
+        self.exprs = [rewrite(e) for e in exprs]
+
+    def __call__(self, block: Block) -> list[Vector]:
+        if not self.temps:
+            return _eval(self.exprs, block)
+        from engine.expr import evaluate
+        ext = Block(list(block.columns[:self.width]), block.n)
+        for t in self.temps:
+            ext.columns.append(evaluate(t, ext))
+        return _eval(self.exprs, ext)
+
+
 def _with_gid(gid: np.ndarray, keys: KeyColumns) -> KeyColumns:
     combined = np.empty((keys.n, keys.keys.shape[1] + 1), np.uint64)
     combined[:, 0] = gid.astype(np.int64).view(np.uint64)
     combined[:, 1:] = keys.keys
     return KeyColumns(combined, keys.kw + 1, keys.heap, None, keys.n)
+
+
+_MAX_CODE_COMBOS = 1 << 16
+
+
+def _coded_group_ids(table, key_vecs, n):
+    """Group ids from dictionary codes when every key is a NULL-free string
+    column that carries them (scan CodedVector) and the code combinations
+    are few: only the combinations present in the block are normalized,
+    hashed and looked up, then a table maps each row's combined code to its
+    group.  None when the general path must run."""
+    sizes = []
+    for v in key_vecs:
+        codes = getattr(v, "codes", None)
+        if codes is None or v.nulls is not None or len(codes) != n:
+            return None
+        sizes.append(len(v.dictionary))
+    if not sizes or int(np.prod(sizes, dtype=np.float64)) > _MAX_CODE_COMBOS:
+        return None
+    combined = key_vecs[0].codes.astype(np.int64)
+    for v, size in zip(key_vecs[1:], sizes[1:]):
+        combined *= size
+        combined += v.codes
+    total = int(np.prod(sizes))
+    present = np.flatnonzero(np.bincount(combined, minlength=total))
+    # the key values of each present combination, column by column
+    combo_vecs, rest = [], present
+    for v, size in zip(reversed(key_vecs), reversed(sizes)):
+        code = rest % size
+        rest = rest // size
+        combo_vecs.append(Vector(v.type, np.ascontiguousarray(v.dictionary[code]), None, v.heap))
+    combo_vecs.reverse()
+    combo_gid = table.insert(normalize_keys(combo_vecs, len(present), null_word=True))
+    lookup = np.empty(total, np.int64)
+    lookup[present] = combo_gid
+    return lookup[combined]
 
 
 class AggregateSink(Sink):
@@ -123,6 +227,18 @@ class AggregateSink(Sink):
         self.group_types = [g.type for g in self.groups]
         self.arg_types = [a.arg.type if a.arg is not None else None for a in self.aggs]
         self.arg_exprs = [a.arg for a in self.aggs if a.arg is not None]
+        width = 1 + max([i for e in self.groups + self.arg_exprs for i in column_indexes(e)],
+                        default=-1)
+        self.eval_args = SharedEvaluator(self.arg_exprs, width)
+        # sum(x) and avg(x) of the same x keep one state (sums and counts)
+        self.alias: dict[int, int] = {}
+        first: dict = {}
+        for i, a in enumerate(self.aggs):
+            if a.distinct or a.func not in ("sum", "avg") or a.arg is None:
+                continue
+            self.alias[i] = first.setdefault(_shape(a.arg), i)
+            if self.alias[i] == i:
+                del self.alias[i]
 
     def make_local(self):
         return _Local(self)
@@ -130,13 +246,15 @@ class AggregateSink(Sink):
     def consume(self, local: _Local, block: Block, seq: tuple) -> None:
         n = block.n
         if local.table is not None:
-            keys = normalize_keys(_eval(self.groups, block), n, null_word=True)
-            gid = local.table.insert(keys)
+            key_vecs = _eval(self.groups, block)
+            gid = _coded_group_ids(local.table, key_vecs, n)
+            if gid is None:
+                gid = local.table.insert(normalize_keys(key_vecs, n, null_word=True))
         else:
             gid = np.zeros(n, np.int64)
         ng = local.n_groups
         local.account()
-        args = _eval(self.arg_exprs, block)
+        args = self.eval_args(block)
         k = 0
         for i, a in enumerate(self.aggs):
             vec = None
@@ -144,7 +262,8 @@ class AggregateSink(Sink):
                 vec = args[k]
                 k += 1
             if not a.distinct:
-                local.accs[i].update(gid, vec, ng)
+                if i not in self.alias:
+                    local.accs[i].update(gid, vec, ng)
                 continue
             keep = np.ones(n, bool) if vec.nulls is None else vec.nulls == 0
             if not keep.any():
@@ -163,7 +282,7 @@ class AggregateSink(Sink):
             ng = final.n_groups
             final.account()
             for i, acc in enumerate(final.accs):
-                if acc is not None:
+                if acc is not None and i not in self.alias:
                     acc.absorb(loc.accs[i], mapping, ng)
             for i, dt in loc.distinct.items():
                 kc = dt.key_columns()
@@ -178,6 +297,8 @@ class AggregateSink(Sink):
             cols.extend(decode_keys(self.group_types, w, s, h, null_word=True))
         for i, a in enumerate(self.aggs):
             if not a.distinct:
+                if i in self.alias:
+                    share_state(final.accs[i], final.accs[self.alias[i]])
                 cols.append(final.accs[i].finalize(ng))
                 continue
             w, s, h = final.distinct[i].keys()

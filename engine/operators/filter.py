@@ -4,9 +4,37 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.block import Block
-from engine.operators.rows import take_block
+from engine.block import Block, Vector
 from engine.pipeline import Operator
+
+
+def select_vector(vec: Vector, mask: np.ndarray) -> Vector:
+    """Rows of vec where the bool mask is True.  Boolean indexing is several
+    times faster than np.compress on 1-D arrays; the (n, 2) string views go
+    through a 16-byte complex view (one element per row)."""
+    data = vec.data
+    if data.ndim == 2 and data.dtype == np.uint64 and data.shape[1] == 2 \
+            and data.flags.c_contiguous:
+        out = data.view(np.complex128).reshape(-1)[mask].view(np.uint64).reshape(-1, 2)
+    elif data.ndim == 1:
+        out = data[mask]
+    else:
+        out = np.compress(mask, data, axis=0)
+    nulls = None
+    if vec.nulls is not None:
+        nulls = vec.nulls[mask]
+        if not nulls.any():
+            nulls = None
+    codes = getattr(vec, "codes", None)
+    if codes is not None:           # a scan's CodedVector keeps its codes
+        return type(vec)(vec.type, out, nulls, vec.heap, codes[mask], vec.dictionary)
+    return Vector(vec.type, out, nulls, vec.heap)
+
+
+def select_block(block: Block, mask: np.ndarray) -> Block:
+    """Rows of block where the bool mask is True."""
+    n = int(np.count_nonzero(mask))
+    return Block([select_vector(c, mask) for c in block.columns], n)
 
 
 class FilterOperator(Operator):
@@ -21,4 +49,4 @@ class FilterOperator(Operator):
             return [block]
         if not mask.any():
             return []
-        return [take_block(block, mask)]
+        return [select_block(block, mask)]

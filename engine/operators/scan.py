@@ -3,11 +3,13 @@ row-group pruning by footer min/max."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from engine.block import Block, Vector
 from engine.errors import FileFormatError
-from engine.operators.rows import take_block
+from engine.operators.filter import select_vector
 from engine.pipeline import Source
 from planner.expressions import Call, ColumnRef, Literal, column_indexes, remap_columns
 from planner.logical import Scan
@@ -15,9 +17,32 @@ from planner.logical import Scan
 _FLIP = {"eq": "eq", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
 
-def column_vector(pf, rg: int, file_col: int, typ) -> Vector:
-    """One column chunk of a row group as a Vector."""
-    cd = pf.read_column(rg, file_col)
+@dataclass
+class CodedVector(Vector):
+    """A string Vector that also carries the dictionary codes it was decoded
+    from (int32 per row) and the dictionary's views (over ``heap``), so
+    operators can work on codes (group-by).  ``data`` holds the decoded
+    views as usual; anything that builds a new plain Vector simply drops the
+    codes."""
+    codes: np.ndarray | None = None
+    dictionary: np.ndarray | None = None
+
+    def slice(self, start: int, stop: int) -> "CodedVector":
+        nulls = None if self.nulls is None else self.nulls[start:stop]
+        return CodedVector(self.type, self.data[start:stop], nulls, self.heap,
+                           self.codes[start:stop], self.dictionary)
+
+
+def column_vector(pf, rg: int, file_col: int, typ, rows=None) -> Vector:
+    """One column chunk of a row group as a Vector (only the rows where the
+    bool mask ``rows`` is True, when given); string columns stored as
+    dictionary pages come as CodedVectors."""
+    if typ.is_string:
+        cd = pf.read_column(rg, file_col, rows, codes=True)
+        if cd.codes is not None and cd.nulls is None:
+            return CodedVector(typ, cd.values, None, cd.heap, cd.codes, cd.dictionary)
+    else:
+        cd = pf.read_column(rg, file_col) if rows is None else pf.read_column(rg, file_col, rows)
     nulls = cd.nulls
     if nulls is not None:
         nulls = nulls.view(np.uint8) if nulls.dtype == np.bool_ else nulls.astype(np.uint8, copy=False)
@@ -171,13 +196,15 @@ class ScanSource(Source):
             masks.append(mask)
         if not any(m.any() for m in masks):
             return
+        rows = masks[0] if len(masks) == 1 else np.concatenate(masks)
+        if rows.all():
+            rows = None
+        # the other columns decode only the surviving rows
         have = dict(zip(self.filter_cols, fvecs))
-        vecs = [have[i] if i in have else column_vector(pf, rg, cols[i], t)
+        vecs = [(have[i] if rows is None else select_vector(have[i], rows)) if i in have
+                else column_vector(pf, rg, cols[i], t, rows)
                 for i, t in enumerate(self.types)]
-        full = Block(vecs, n)
-        for k, start in enumerate(range(0, n, br)):
-            mask = masks[k]
-            if not mask.any():
-                continue
-            part = full.slice(start, start + br)
-            yield part if mask.all() else take_block(part, mask)
+        kept = n if rows is None else int(np.count_nonzero(rows))
+        full = Block(vecs, kept)
+        for start in range(0, kept, br):
+            yield full.slice(start, start + br)
