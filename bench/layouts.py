@@ -64,7 +64,12 @@ def main(argv=None) -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--whole-row-groups", action="store_true",
+                    help="one morsel per row group (the scan before issue 5), for comparison")
     args = ap.parse_args(argv)
+    if args.whole_row_groups:
+        from engine.operators.scan import ScanSource
+        ScanSource._cut = lambda self, path, rg, cols, n: [(path, rg, cols, 0, n, n)]
     write_layouts(args.data, args.out)
     import engine
     from tpch.queries import query_text, view_statements

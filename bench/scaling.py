@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/scaling.py --data data/sf1 [--queries 1,3,6] [--threads 2] [--repeat 3]
 
-Prints per-query times, the speedup and the geometric mean of the speedups.
+Prints per-query times, the speedup, the peak resident memory of the process
+while the query ran with N threads, and the geometric mean of the speedups.
 Queries that pqdb cannot run yet are reported as such.
 """
 
@@ -14,6 +15,7 @@ import time
 
 import engine
 from engine.errors import PqdbError
+from engine.memory_probe import PeakMemory
 from tpch.queries import query_text, view_statements
 
 
@@ -40,9 +42,15 @@ def main(argv=None) -> int:
     ap.add_argument("--queries", default=",".join(str(q) for q in range(1, 23)))
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--whole-row-groups", action="store_true",
+                    help="one morsel per row group (the scan before issue 5), for comparison")
     args = ap.parse_args(argv)
+    if args.whole_row_groups:
+        from engine.operators.scan import ScanSource
+        ScanSource._cut = lambda self, path, rg, cols, n: [(path, rg, cols, 0, n, n)]
     one, many = _connect(args.data, 1), _connect(args.data, args.threads)
-    print(f"{'query':>6} {'1 thread':>10} {str(args.threads) + ' threads':>10} {'speedup':>8}")
+    print(f"{'query':>6} {'1 thread':>10} {str(args.threads) + ' threads':>10} {'speedup':>8} "
+          f"{'peak MiB':>9}")
     speedups = []
     for q in (int(x) for x in args.queries.split(",")):
         sql = query_text(q)
@@ -53,7 +61,9 @@ def main(argv=None) -> int:
             print(f"Q{q:02d}    not run: {str(e).splitlines()[0][:80]}")
             continue
         speedups.append(t1 / tn)
-        print(f"Q{q:02d}   {t1:10.3f} {tn:10.3f} {t1 / tn:7.2f}x", flush=True)
+        with PeakMemory() as peak:
+            many.sql(sql).fetchall()
+        print(f"Q{q:02d}   {t1:10.3f} {tn:10.3f} {t1 / tn:7.2f}x {peak.mib:9.0f}", flush=True)
     if speedups:
         geo = math.exp(sum(map(math.log, speedups)) / len(speedups))
         print(f"geometric mean speedup over {len(speedups)} queries: {geo:.2f}x")

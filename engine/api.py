@@ -43,6 +43,7 @@ class Result:
         self._pos = 0
         self._chunk_start = 0
         self._chunk: list[tuple] = []
+        self.pruning = None     # engine.context.PruningCounters of the producing query
 
     @property
     def block(self) -> Block:
@@ -263,7 +264,9 @@ class Connection:
             out = concat_blocks(out, types)
         if not out.columns and types:
             out = Block([empty_vector(t) for t in types], 0)
-        return Result([f.name for f in plan.schema], types, out)
+        result = Result([f.name for f in plan.schema], types, out)
+        result.pruning = ctx.pruning      # what the scans skipped (PruningCounters)
+        return result
 
     # ---------------------------------------------------------------- PEP 249
     def cursor(self) -> "Cursor":
@@ -366,12 +369,23 @@ class Cursor:
 
 # ======================================================================= module level
 
-def connect(database: str = ":memory:", config: dict | None = None, **options) -> Connection:
+def connect(database: str = ":memory:", config: dict | None = None, *, engine: str = "pqdb",
+            master: str | None = None, **options) -> Connection:
     """Open a connection.  ``options`` (and the ``config`` dict) are Config
     options; PQDB_* environment variables fill the rest.  A database path
-    other than ":memory:" is a directory for persistent metadata (created)."""
+    other than ":memory:" is a directory for persistent metadata (created).
+    ``engine="spark"`` runs the queries on Spark (engine/spark.py) at
+    ``master`` (default local[threads]); it returns the same Result class."""
     opts = dict(config or {})
     opts.update(options)
+    if engine not in ("pqdb", "spark"):
+        raise UnsupportedFeatureError(f"engine {engine!r} (known: pqdb, spark)")
+    if engine == "spark":
+        from engine.spark import SparkConnection
+        driver_memory = opts.pop("driver_memory", None)
+        return SparkConnection(master, Config.from_environment(**opts), driver_memory=driver_memory)
+    if master is not None:
+        raise UnsupportedFeatureError("master= is an option of engine='spark' only")
     cfg = Config.from_environment(**opts)
     database = os.fspath(database) if database is not None else ":memory:"
     if database != ":memory:":

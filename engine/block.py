@@ -8,6 +8,11 @@ A Vector is one column of a block:
          slot of a NULL row holds an arbitrary value (a gap), never read.
   heap   VARCHAR/BLOB only: the uint8 buffer long strings (> 12 bytes) point
          into; None otherwise
+  children  LIST / MAP / STRUCT only (planner/types.py "Nested storage"):
+         LIST [elements], MAP [keys, values], STRUCT [one per field].  ``data``
+         points into them like string views point into a heap: LIST/MAP rows
+         are (n, 2) int64 (start, length), STRUCT rows int64 child row
+         indexes; NULL rows hold (0, 0) / 0.  take/slice/filter copy no child.
 
 A Block is a list of Vectors of equal length ``n``.  Blocks have a fixed row
 capacity (Config.block_rows); operators work on whole blocks, never rows.
@@ -15,7 +20,7 @@ capacity (Config.block_rows); operators work on whole blocks, never rows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -28,6 +33,7 @@ class Vector:
     data: np.ndarray
     nulls: np.ndarray | None = None
     heap: np.ndarray | None = None
+    children: list | None = field(default=None, kw_only=True)   # keyword: CodedVector adds fields
 
     def __len__(self) -> int:
         return len(self.data)
@@ -35,11 +41,11 @@ class Vector:
     def take(self, idx: np.ndarray) -> "Vector":
         """Rows at positions idx (int array) or where idx is True (bool array)."""
         nulls = None if self.nulls is None else self.nulls[idx]
-        return Vector(self.type, self.data[idx], nulls, self.heap)
+        return Vector(self.type, self.data[idx], nulls, self.heap, children=self.children)
 
     def slice(self, start: int, stop: int) -> "Vector":
         nulls = None if self.nulls is None else self.nulls[start:stop]
-        return Vector(self.type, self.data[start:stop], nulls, self.heap)
+        return Vector(self.type, self.data[start:stop], nulls, self.heap, children=self.children)
 
 
 @dataclass
@@ -69,6 +75,8 @@ def concat_vectors(parts: list[Vector]) -> Vector:
     if any(p.nulls is not None for p in parts):
         nulls = np.concatenate([p.nulls if p.nulls is not None
                                 else np.zeros(len(p), np.uint8) for p in parts])
+    if typ.is_nested:
+        return _concat_nested(typ, parts, nulls)
     if not typ.is_string:
         return Vector(typ, np.concatenate([p.data for p in parts]), nulls)
     datas, heaps, base = [], [], 0
@@ -87,6 +95,26 @@ def concat_vectors(parts: list[Vector]) -> Vector:
     return Vector(typ, np.concatenate(datas).reshape(-1, 2), nulls, heap)
 
 
+def _concat_nested(typ: DataType, parts: list[Vector], nulls) -> Vector:
+    """Nested rows: children concatenated, starts / row indexes rebased."""
+    datas, base = [], 0
+    for p in parts:
+        d = p.data
+        if base:
+            d = d.copy()
+            if typ.id == "STRUCT":
+                d += base
+            else:
+                d[:, 0] += base
+        datas.append(d)
+        base += len(p.children[0]) if p.children else 0
+    kids = [concat_vectors([p.children[k] for p in parts]) for k in range(len(parts[0].children))]
+    data = np.concatenate(datas)
+    if typ.id != "STRUCT":
+        data = data.reshape(-1, 2)
+    return Vector(typ, data, nulls, None, children=kids)
+
+
 def concat_blocks(blocks: list[Block], types: list[DataType] | None = None) -> Block:
     """All rows of ``blocks`` as one block (empty blocks allowed)."""
     blocks = [b for b in blocks if b.n > 0] or blocks[:1]
@@ -99,6 +127,10 @@ def concat_blocks(blocks: list[Block], types: list[DataType] | None = None) -> B
 
 
 def empty_vector(t: DataType) -> Vector:
+    if t.is_nested:
+        shape = (0,) if t.id == "STRUCT" else (0, 2)
+        return Vector(t, np.zeros(shape, np.int64), None, None,
+                      children=[empty_vector(ct) for _, ct in t.children])
     if t.is_string:
         return Vector(t, np.zeros((0, 2), np.uint64), None, np.zeros(0, np.uint8))
     return Vector(t, np.zeros(0, t.numpy_dtype))

@@ -115,13 +115,24 @@ class Catalog:
         first = None
         for path in files:
             pf = self.open_file(path)
-            cols = [(c.name, from_scan_type_name(c.type_name)) for c in pf.columns]
+            cols = table_columns(pf)
             if columns is None:
                 columns, first = cols, path
             elif cols != columns:
                 raise BinderError(_schema_mismatch(first, columns, path, cols))
             rows += int(pf.num_rows)
         return TableInfo(files=files, columns=columns or [], row_count=rows)
+
+
+def table_columns(pf) -> list:
+    """(name, SQL type) of every top-level field of a file: its leaf columns
+    when the schema is flat; LIST / MAP / STRUCT fields as one column each."""
+    if not any(c.nested for c in pf.columns):
+        return [(c.name, from_scan_type_name(c.type_name)) for c in pf.columns]
+    from planner.types import from_scan_logical
+    from scan.nested import logical, schema_tree
+    return [(node.name, from_scan_logical(logical(node), pf.columns))
+            for node in schema_tree(pf.metadata.schema).children]
 
 
 def _schema_mismatch(first: str, a: list, other: str, b: list) -> str:

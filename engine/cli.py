@@ -104,6 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="configuration option (repeatable)")
     p.add_argument("--database", default=":memory:", metavar="PATH",
                    help="directory for persistent metadata (default: in memory)")
+    p.add_argument("--engine", choices=("pqdb", "spark"), default="pqdb",
+                   help="where queries run: pqdb itself, or Spark (needs pyspark)")
+    p.add_argument("--master", default=None, metavar="URL",
+                   help="Spark master for --engine spark (default local[threads])")
     return p
 
 
@@ -111,7 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         import engine
-        con = engine.connect(args.database, **_parse_settings(args.set))
+        if args.engine == "spark":
+            con = engine.connect(engine="spark", master=args.master, **_parse_settings(args.set))
+        else:
+            con = engine.connect(args.database, **_parse_settings(args.set))
         shell = _Shell(con, args.format, args.timer)
         if args.command is not None:
             shell.run_text(args.command)

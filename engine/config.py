@@ -55,6 +55,8 @@ class Config:
     threads: int = 0                      # 0 = all cores
     memory_limit: int = 8 << 30           # bytes; accepts "4GB", "512MiB"
     block_rows: int = 65536               # rows per block (upper bound)
+    block_bytes: int = 16 << 20           # a scan block's buffer: rows = bytes / row width
+    preserve_order: bool = True           # plain scans return rows in file order
     verify_checksums: bool = True
     synopsis_cap: int = 100
     sample_size: int = 1024
@@ -66,6 +68,8 @@ class Config:
         "threads": lambda v: 0 if str(v).strip() == "0" else _parse_positive_int(v),
         "memory_limit": _parse_bytes,
         "block_rows": _parse_positive_int,
+        "block_bytes": _parse_bytes,
+        "preserve_order": _parse_bool,
         "verify_checksums": _parse_bool,
         "synopsis_cap": _parse_positive_int,
         "sample_size": _parse_positive_int,

@@ -63,11 +63,35 @@ class QueryMemory:
         self.release(self.used)
 
 
+class PruningCounters:
+    """What the scans of one query skipped by footer statistics, the page
+    index and bloom filters (engine/operators/pruning.py).  Thread-safe."""
+    FIELDS = ("row_groups_scanned", "row_groups_skipped", "bloom_rejections",
+              "pages_skipped", "rows_skipped")
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        for name in self.FIELDS:
+            setattr(self, name, 0)
+
+    def add(self, **counts: int) -> None:
+        with self._lock:
+            for name, n in counts.items():
+                setattr(self, name, getattr(self, name) + n)
+
+    def as_dict(self) -> dict:
+        return {name: getattr(self, name) for name in self.FIELDS}
+
+    def __repr__(self) -> str:
+        return f"PruningCounters({self.as_dict()})"
+
+
 @dataclass
 class ExecutionContext:
     config: Config
     open_file: Callable[[str], object]          # path -> scan.ParquetFile (cached)
     memory: MemoryTracker | None = field(default=None)
+    pruning: PruningCounters = field(default_factory=PruningCounters)
 
     def __post_init__(self):
         if self.memory is None:

@@ -216,10 +216,58 @@ def _group(keys: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return order[change], inverse
 
 
+class MapValue(dict):
+    """A MAP value: a plain dict (equal to DuckDB's), marked so that printing
+    can show it the way DuckDB does ({k=v})."""
+    __slots__ = ()
+
+
+def _nested_values(vec: Vector) -> list:
+    """LIST -> list, STRUCT -> dict, MAP -> dict (as DuckDB's fetchall()).
+    Each child converts once (vectorized); only building the containers
+    touches rows."""
+    t, data = vec.type, vec.data
+    if t.id == "STRUCT":
+        names = [n for n, _ in t.children]
+        idx = data.astype(np.int64)
+        cols = [_gathered_pylist(c, idx) for c in vec.children]
+        return [dict(zip(names, vals)) for vals in zip(*cols)] if cols else [{}] * len(idx)
+    from engine.expr.nested import entry_rows
+    live = data if vec.nulls is None else np.where((vec.nulls != 0)[:, None], 0, data)
+    _, pos = entry_rows(live)
+    bounds = np.concatenate([[0], np.cumsum(live[:, 1])]).tolist()
+    if t.id == "LIST":
+        items = _gathered_pylist(vec.children[0], pos)
+        return [items[bounds[i]:bounds[i + 1]] for i in range(len(data))]
+    keys = _gathered_pylist(vec.children[0], pos)
+    vals = _gathered_pylist(vec.children[1], pos)
+    out = []
+    for i in range(len(data)):
+        a, b = bounds[i], bounds[i + 1]
+        try:
+            out.append(MapValue(zip(keys[a:b], vals[a:b])))
+        except TypeError:               # unhashable keys (lists, dicts): DuckDB's pair form
+            out.append({"key": keys[a:b], "value": vals[a:b]})
+    return out
+
+
+def _gathered_pylist(child: Vector, idx: np.ndarray) -> list:
+    if len(idx) == 0:
+        return []
+    from engine.operators.rows import take_vector
+    return vector_to_pylist(take_vector(child, idx))
+
+
 def vector_to_pylist(vec: Vector) -> list:
     """The values of ``vec`` as Python objects, None for NULL."""
     if vec.type.id == "NULL":
         return [None] * len(vec.data)
+    if vec.type.is_nested:
+        out = _nested_values(vec)
+        if vec.nulls is not None:
+            for i in np.flatnonzero(vec.nulls).tolist():
+                out[i] = None
+        return out
     keys = _dedupe_keys(vec)
     out = None
     if keys is not None:
@@ -258,7 +306,7 @@ def vector_to_numpy(vec: Vector) -> np.ndarray:
     if tid == "NULL":
         arr = np.empty(len(data), object)
         return np.ma.MaskedArray(arr, mask=np.ones(len(data), bool))
-    if t.is_string:
+    if t.is_string or t.is_nested:
         arr = np.empty(len(data), object)
         arr[:] = vector_to_pylist(vec)
     elif tid == "DECIMAL":

@@ -18,6 +18,7 @@ from engine.operators.sort import SortSink
 from engine.pipeline import BlockSource, Pipeline, Sink
 from engine.scheduler import run_pipeline
 from planner import logical as L
+from planner.binder_nested import Unnest, reject_nested_keys
 
 
 def execute(plan: L.Node, ctx: ExecutionContext) -> Block:
@@ -46,6 +47,7 @@ class _Executor:
         return run_pipeline(pipeline, self.threads)
 
     def materialize(self, node: L.Node) -> Block:
+        reject_nested_keys(node)
         if isinstance(node, L.Aggregate):
             return self.run(node.child, AggregateSink(node, self.memory))
         if isinstance(node, L.Sort):
@@ -98,6 +100,7 @@ class _Executor:
 
     def _streaming(self, node: L.Node):
         """(source, operators) producing node's rows as a stream."""
+        reject_nested_keys(node)
         if isinstance(node, L.Scan):
             return ScanSource(node, self.ctx), []
         if isinstance(node, L.OneRow):
@@ -108,6 +111,10 @@ class _Executor:
         if isinstance(node, L.Project):
             source, ops = self._streaming(node.child)
             return source, ops + [ProjectOperator(node.exprs)]
+        if isinstance(node, Unnest):
+            from engine.operators.unnest import UnnestOperator
+            source, ops = self._streaming(node.child)
+            return source, ops + [UnnestOperator(node)]
         if isinstance(node, L.Join) and node.kind not in ("right", "full"):
             if node.kind not in SUPPORTED_KINDS:
                 raise UnsupportedFeatureError(f"join kind {node.kind!r} is not supported")

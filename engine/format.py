@@ -55,6 +55,13 @@ def value_text(value) -> str:
         return value.isoformat()
     if isinstance(value, (bytes, bytearray, memoryview)):
         return _blob_text(bytes(value))
+    if isinstance(value, list):
+        return "[" + ", ".join(value_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        from engine.convert import MapValue
+        if isinstance(value, MapValue):          # DuckDB shows maps as {k=v, ...}
+            return "{" + ", ".join(f"{value_text(k)}={value_text(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"'{k}': {value_text(v)}" for k, v in value.items()) + "}"
     return str(value)
 
 
@@ -198,6 +205,11 @@ def _json_value(value) -> str:
         return json.dumps(value.isoformat())
     if isinstance(value, (bytes, bytearray, memoryview)):
         return json.dumps(_blob_text(bytes(value)))
+    if isinstance(value, list):
+        return "[" + ", ".join(_json_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k if isinstance(k, str) else value_text(k), ensure_ascii=False)}: "
+                               f"{_json_value(v)}" for k, v in value.items()) + "}"
     return json.dumps(str(value), ensure_ascii=False)
 
 

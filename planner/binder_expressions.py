@@ -14,6 +14,8 @@ from planner.errors import BinderError, UnsupportedFeatureError
 from planner.expressions import (AggregateCall, Call, ColumnRef, Expr,
                                  Interval, Literal)
 from planner.folding import EPOCH, EPOCH_DT, fold
+from planner.binder_nested import NESTED_NODES, bind_nested_node, resolve_struct_column
+from planner.functions_nested import is_null as nested_is_null, reject_nested
 
 _COMPARE = {exp.EQ: "eq", exp.NEQ: "ne", exp.LT: "lt", exp.LTE: "le", exp.GT: "gt", exp.GTE: "ge"}
 _ARITH = {exp.Add: "add", exp.Sub: "sub", exp.Mul: "mul", exp.Div: "div",
@@ -144,6 +146,10 @@ class ExpressionBinder:
 
     def _dispatch(self, node) -> Expr:
         cls = type(node)
+        if cls in NESTED_NODES and _may_be_nested(node):
+            bound = bind_nested_node(self, node)
+            if bound is not None:
+                return bound
         if cls is exp.Paren:
             return self._bind(node.this)
         if cls is exp.Alias:
@@ -159,7 +165,9 @@ class ExpressionBinder:
         if cls is exp.Placeholder:
             return self._parameter(node)
         if cls in _COMPARE:
-            return F.comparison(_COMPARE[cls], self._bind(node.this), self._bind(node.expression))
+            a, b = self._bind(node.this), self._bind(node.expression)
+            reject_nested(f"comparison ({cls.key})", a, b)
+            return F.comparison(_COMPARE[cls], a, b)
         if cls in _ARITH:
             return F.arithmetic(_ARITH[cls], self._bind(node.this), self._bind(node.expression))
         if cls is exp.Neg:
@@ -172,7 +180,10 @@ class ExpressionBinder:
             if isinstance(inner, exp.Paren):
                 inner = inner.this
             if isinstance(inner, exp.Is) and isinstance(inner.expression, exp.Null):
-                return Call("is_not_null", [self._bind(inner.this)], T.BOOLEAN)
+                x = self._bind(inner.this)
+                if x.type.is_nested:
+                    return nested_is_null(x, negate=True)
+                return Call("is_not_null", [x], T.BOOLEAN)
             return F.logic("not", [self._bind(node.this)])
         if cls is exp.Between:
             x = self._bind(node.this)
@@ -250,6 +261,10 @@ class ExpressionBinder:
         name, table = node.name, node.table or None
         hits = self.scope.find(name, table)
         full = f"{table}.{name}" if table else name
+        if not hits and table:
+            struct_field = resolve_struct_column(self, node)
+            if struct_field is not None:
+                return struct_field
         if not hits:
             from planner.binder_subquery import resolve_outer
             outer = resolve_outer(self.ctx, name, table, node)
@@ -311,7 +326,9 @@ class ExpressionBinder:
             return bind_subquery_expression(self, node)
         if node.args.get("unnest") is not None or node.args.get("field") is not None:
             raise UnsupportedFeatureError("IN with UNNEST is not supported")
-        return F.in_list(self._bind(node.this), [self._bind(v) for v in node.expressions])
+        x = self._bind(node.this)
+        reject_nested("IN", x)
+        return F.in_list(x, [self._bind(v) for v in node.expressions])
 
     def _like(self, node, escape_node) -> Expr:
         func = "ilike" if isinstance(node, exp.ILike) else "like"
@@ -324,7 +341,10 @@ class ExpressionBinder:
     def _is(self, node: exp.Is) -> Expr:
         rhs = node.expression
         if isinstance(rhs, exp.Null):
-            return Call("is_null", [self._bind(node.this)], T.BOOLEAN)
+            x = self._bind(node.this)
+            if x.type.is_nested:
+                return nested_is_null(x, negate=False)
+            return Call("is_null", [x], T.BOOLEAN)
         if isinstance(rhs, exp.Boolean):
             # x IS TRUE -> coalesce(x = TRUE, FALSE)
             x = F.logic("and", [self._bind(node.this)]).args[0]
@@ -386,6 +406,14 @@ class ExpressionBinder:
         if name in ("parquet_scan", "read_parquet"):
             raise self.ctx.error(f"{name}() is a table function; use it in FROM", node)
         raise self.ctx.error(f"unknown function {name}(...)", node)
+
+
+def _may_be_nested(node) -> bool:
+    """Nested-value binding may bind the argument and then decline (e.g.
+    length of a string); it is tried only where binding twice is harmless."""
+    if isinstance(node, (exp.Length, exp.Anonymous)):
+        return node.find(exp.Subquery, exp.Exists, exp.Select, exp.Window) is None
+    return True
 
 
 def _castable(src: T.DataType, dst: T.DataType) -> bool:

@@ -14,6 +14,7 @@ from planner import types as T
 from planner.binder_expressions import (AggregateCollector, AggregateRef,
                                         ExpressionBinder, expr_key, output_name)
 from planner.binder_subquery import enter_query, leave_query, plan_conditions, plan_values
+from planner.binder_nested import UnnestCollector, windows_used
 from planner.binder_window import WindowCollector
 from planner.errors import UnsupportedFeatureError
 from planner.expressions import Call, ColumnRef, Expr, Literal, walk
@@ -45,7 +46,13 @@ def bind_select(qb, select: exp.Select) -> Node:
 
     collector = AggregateCollector()
     windows = WindowCollector()
-    items = _bind_select_list(ctx, scope, select, collector, windows)
+    unnests = UnnestCollector(len(scope.columns))
+    items = _bind_select_list(ctx, scope, select, collector, windows, unnests)
+    if unnests.exprs:
+        if select.args.get("group") is not None or collector.aggregates or windows_used(windows):
+            raise UnsupportedFeatureError("unnest() together with GROUP BY, aggregates or "
+                                          "window functions")
+        node = unnests.attach(node)
 
     group = select.args.get("group")
     groups, group_names = _bind_groups(ctx, scope, group, items) if group is not None else ([], [])
@@ -139,7 +146,7 @@ def _require_boolean(ctx, e: Expr, node, clause: str) -> None:
         raise ctx.error(f"{clause} condition must be BOOLEAN, got {e.type}", node)
 
 
-def _bind_select_list(ctx, scope, select, collector, windows=None) -> list[_Item]:
+def _bind_select_list(ctx, scope, select, collector, windows=None, unnests=None) -> list[_Item]:
     items: list[_Item] = []
     for e in select.expressions:
         star = e if isinstance(e, exp.Star) else (
@@ -147,7 +154,9 @@ def _bind_select_list(ctx, scope, select, collector, windows=None) -> list[_Item
         if star is not None:
             items.extend(_expand_star(ctx, scope, star))
             continue
-        bound = ExpressionBinder(ctx, scope, "SELECT", collector, windows).bind(e)
+        binder = ExpressionBinder(ctx, scope, "SELECT", collector, windows)
+        binder.unnests = unnests
+        bound = binder.bind(e)
         name = output_name(e)
         if isinstance(e, exp.Column) and isinstance(bound, ColumnRef):
             name = bound.name          # the table's spelling, like DuckDB

@@ -41,6 +41,8 @@ class DataType:
     id: str                 # one of the names in _STORAGE below
     precision: int = 0      # DECIMAL only
     scale: int = 0          # DECIMAL only
+    # LIST: (("element", T),); MAP: (("key", K), ("value", V)); STRUCT: the fields
+    children: tuple = ()
 
     # ---- storage -------------------------------------------------------
     @property
@@ -74,12 +76,35 @@ class DataType:
         return self.is_integer or self.is_float or self.is_decimal
 
     @property
+    def is_nested(self) -> bool:
+        return self.id in NESTED_IDS
+
+    def field(self, name: str) -> "tuple[int, DataType] | None":
+        """STRUCT: (position, type) of field ``name`` (exact, else
+        case-insensitive), or None."""
+        for i, (n, t) in enumerate(self.children):
+            if n == name:
+                return i, t
+        low = name.lower()
+        for i, (n, t) in enumerate(self.children):
+            if n.lower() == low:
+                return i, t
+        return None
+
+    @property
     def is_temporal(self) -> bool:
         return self.id in ("DATE", "TIME", "TIMESTAMP", "TIMESTAMPTZ", "TIMESTAMP_NS")
 
     def __str__(self) -> str:
         if self.id == "DECIMAL":
             return f"DECIMAL({self.precision},{self.scale})"
+        if self.id == "LIST":
+            inner = str(self.children[0][1])
+            return f'"{inner}"[]' if inner == "NULL" else f"{inner}[]"
+        if self.id == "MAP":
+            return f"MAP({self.children[0][1]}, {self.children[1][1]})"
+        if self.id == "STRUCT":
+            return "STRUCT(" + ", ".join(f"{_quote_field(n)} {t}" for n, t in self.children) + ")"
         return self.id
 
     __repr__ = __str__
@@ -96,7 +121,30 @@ _STORAGE = {
     "INTERVAL": object,
     "VARCHAR": np.uint64, "BLOB": np.uint64,
     "NULL": np.bool_,
+    "LIST": np.int64, "MAP": np.int64, "STRUCT": np.int64,
 }
+
+# Nested storage (engine/block.py): LIST and MAP rows are (n, 2) int64
+# (start, length) into the child vectors (LIST: the elements; MAP: keys and
+# values, aligned); STRUCT rows are int64 row indexes into the aligned field
+# vectors.  Taking or filtering rows never copies the children.
+NESTED_IDS = ("LIST", "MAP", "STRUCT")
+
+
+def _quote_field(name: str) -> str:
+    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else '"' + name.replace('"', '""') + '"'
+
+
+def LIST(element: "DataType") -> "DataType":
+    return DataType("LIST", children=(("element", element),))
+
+
+def MAP(key: "DataType", value: "DataType") -> "DataType":
+    return DataType("MAP", children=(("key", key), ("value", value)))
+
+
+def STRUCT(fields) -> "DataType":
+    return DataType("STRUCT", children=tuple((str(n), t) for n, t in fields))
 
 INTEGER_IDS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT",
                "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
@@ -176,6 +224,26 @@ _NAMED = {
     "VARCHAR": VARCHAR, "TEXT": VARCHAR, "STRING": VARCHAR, "CHAR": VARCHAR, "BPCHAR": VARCHAR,
     "BLOB": BLOB, "BYTEA": BLOB, "BINARY": BLOB, "VARBINARY": BLOB,
 }
+
+
+def from_scan_logical(lg, columns) -> DataType:
+    """The SQL type of a top-level Parquet field: ``lg`` is scan.nested's
+    logical tree of the field (kind leaf / struct / list / map), ``columns``
+    the file's leaf ColumnInfos.  Leaves typed NULL (UNKNOWN) become NULL."""
+    if lg.kind == "leaf":
+        name = columns[lg.leaf].type_name
+        if name.startswith("unsupported:NULL"):
+            return NULL
+        return from_scan_type_name(name)
+    kids = [from_scan_logical(c, columns) for c in lg.children]
+    if lg.kind == "struct":
+        return STRUCT([(c.name, t) for c, t in zip(lg.children, kids)])
+    if lg.kind == "map":
+        entry = kids[0]
+        if entry.id == "STRUCT" and len(entry.children) == 2:
+            return MAP(entry.children[0][1], entry.children[1][1])
+        return LIST(entry)              # a map without values: a list of keys
+    return LIST(kids[0])
 
 
 def from_sql_name(name: str, params: tuple[int, ...] = ()) -> DataType:

@@ -88,13 +88,17 @@ class ParquetFile:
         except KeyError:
             raise ValueError(f"no column {name!r} in {self.path}") from None
 
-    def read_column(self, row_group: int, column: int, rows=None, codes: bool = False) -> ColumnData:
+    def read_column(self, row_group: int, column: int, rows=None, codes: bool = False,
+                    row_start: int = 0, row_count: int | None = None) -> ColumnData:
         """Decode one column chunk into engine storage.  ``rows``: optional
         bool mask over the row group's rows; only those rows are decoded
         into the result (dictionary pages gather just the kept rows).
         ``codes``: for string columns stored as dictionary pages without
         NULLs, also set ``codes`` (int32 dictionary index per row) and
-        ``dictionary`` (its string views over ``heap``)."""
+        ``dictionary`` (its string views over ``heap``).
+        ``row_start``/``row_count``: only rows [row_start, row_start+row_count)
+        of the row group (``rows`` is then a mask over those rows); only the
+        pages covering the range are decoded (scan/row_ranges.py)."""
         if not 0 <= row_group < len(self.row_groups):
             raise ValueError(f"row group {row_group} out of range (file has {len(self.row_groups)})")
         if not 0 <= column < len(self.columns):
@@ -110,9 +114,16 @@ class ParquetFile:
         if chunk.file_path:
             raise UnsupportedFeatureError(f"column chunk in external file {chunk.file_path!r}")
         check_codec(chunk.codec)
+        ranged = row_count is not None and (row_start > 0 or row_count < rg.num_rows)
+        if ranged and not (0 <= row_start and 0 <= row_count
+                           and row_start + row_count <= rg.num_rows):
+            raise ValueError(f"rows {row_start}+{row_count} out of range (row group has "
+                             f"{rg.num_rows} rows)")
         if rows is not None:
             rows = np.ascontiguousarray(rows, dtype=np.bool_)
-            if rows.shape != (rg.num_rows,):
+            if ranged and rows.shape != (row_count,):
+                raise ValueError(f"rows mask has shape {rows.shape}, range has {row_count} rows")
+            if not ranged and rows.shape != (rg.num_rows,):
                 raise ValueError(f"rows mask has shape {rows.shape}, row group has "
                                  f"{rg.num_rows} rows")
         ctx = dict(file=self.path, row_group=row_group, column=col.name)
@@ -125,6 +136,11 @@ class ParquetFile:
         if self._pads_chunks:       # PARQUET-816: dictionary header not counted
             length = min(length + _MAX_DICT_HEADER, self._data_end - chunk.start)
         buf = self.buffer_manager.get(self.source, chunk.start, length)
+        if ranged and col.max_rep_level == 0:
+            return self._read_range(buf, row_group, column, row_start, row_count, rows, codes, ctx)
+        if ranged:          # nested leaf: whole chunk, then the range
+            whole = self.read_column(row_group, column, codes=codes)
+            return _slice_column(whole, row_start, row_start + row_count, rows)
         try:
             raw = decode_chunk(buf, col, chunk, rg.num_rows, self.verify_checksums, rows,
                                codes and col.type_name == "string")
@@ -137,6 +153,40 @@ class ParquetFile:
             raise FileFormatError(f"corrupt column chunk ({type(e).__name__}: {e})", **ctx) from None
         return ColumnData(values, raw.nulls, heap, rg.num_rows if rows is None else len(values),
                           col, raw.codes, raw.dictionary)
+
+    def _read_range(self, buf, row_group, column, row_start, row_count, rows, codes, ctx):
+        from scan.row_ranges import ChunkState, chunk_state, read_range
+        col = self.columns[column]
+        rg = self.row_groups[row_group]
+        chunk = rg.columns[column]
+
+        def make():
+            directory = None
+            if chunk.offset_index_offset is not None:
+                try:
+                    oi = self.offset_index(row_group, column)
+                except PqdbError:
+                    oi = None
+                if oi is not None and len(oi.offsets):
+                    directory = [(int(o) - chunk.start, int(f))
+                                 for o, f in zip(oi.offsets, oi.first_row_indexes)]
+            return ChunkState(buf, col, chunk, rg.num_rows, self.verify_checksums, directory)
+
+        key = (self.source.identity(), row_group, column, chunk.start, id(buf))
+        try:
+            state = chunk_state(key, make)
+            values, nulls, heap, cds, dictionary = read_range(
+                state, row_start, row_count, to_storage, codes and col.type_name == "string")
+        except FileFormatError as e:
+            raise FileFormatError(_bare(e), page=e.page, **ctx) from None
+        except PqdbError:
+            raise
+        except (ValueError, IndexError, OverflowError, TypeError, MemoryError) as e:
+            raise FileFormatError(f"corrupt column chunk ({type(e).__name__}: {e})", **ctx) from None
+        out = ColumnData(values, nulls, heap, row_count, col, cds, dictionary)
+        if rows is not None:
+            out = _slice_column(out, 0, row_count, rows)
+        return out
 
     def read_column_by_name(self, row_group: int, name: str) -> ColumnData:
         return self.read_column(row_group, self.column_index(name))
@@ -187,6 +237,19 @@ def _old_parquet_mr(created_by) -> bool:
         return False
     m = re.match(r"parquet-mr(?: version)? (\d+)\.(\d+)\.(\d+)", created_by)
     return m is None or tuple(int(g) for g in m.groups()) < (1, 2, 9)
+
+
+def _slice_column(cd: ColumnData, start: int, stop: int, rows=None) -> ColumnData:
+    """Rows [start, stop) of ``cd`` (and of those, the ones ``rows`` keeps)."""
+    from scan.column import select_rows
+    values, nulls, codes = cd.values[start:stop], cd.nulls, cd.codes
+    nulls = None if nulls is None else nulls[start:stop]
+    codes = None if codes is None else codes[start:stop]
+    if rows is not None:
+        values = select_rows(values, rows)
+        nulls = None if nulls is None else nulls[rows]
+        codes = None if codes is None else codes[rows]
+    return ColumnData(values, nulls, cd.heap, len(values), cd.column, codes, cd.dictionary)
 
 
 def _bare(e: FileFormatError) -> str:

@@ -1,4 +1,4 @@
-"""TPC-H data generation with tpchgen-cli (the Spark pipeline is a later issue)."""
+"""TPC-H data generation with tpchgen-cli (its own writer; other writers: tpch/pipeline)."""
 
 from __future__ import annotations
 

@@ -1,163 +1,28 @@
-"""pqdb-tpch: generate TPC-H data and run the 22 queries on pqdb and peers.
+"""pqdb-tpch: generate TPC-H data, report its layout, run the 22 queries on
+pqdb and its peers, plot the results.
 
-    pqdb-tpch generate --sf 0.1 --out data/sf0.1
-    pqdb-tpch run --sf 1 --data data/sf1 --engines pqdb,duckdb --repeat 3 --json out.json
+    pqdb-tpch generate --sf 1 --out data/sf1-spark --writer spark
+    pqdb-tpch layout data/sf1-spark
+    pqdb-tpch run --sf 1 --data data/sf1 --engines pqdb,duckdb,polars --out results/sf1
+    pqdb-tpch plot results/sf1-*/report.json --out results/layouts.png
 
-Every result is validated: against the expected answers when the scale factor
-has them, else (and for the columns whose text differs on tpchgen-cli data)
-against DuckDB on the same files.  Times are the minimum of --repeat warm runs
-after one cold run; the table prints the pqdb/DuckDB ratio and geometric means.
+Writers: tpch/pipeline.  Engines and what "cold" and "warm" mean:
+tpch/peers.py and tpch/benchmark.py.  Every result is validated (expected
+answers, else DuckDB on the same files); failures are reported, not hidden.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
+import os
 import sys
 import time
 
-from tpch import answers
-from tpch.generate import generate
-from tpch.queries import query_numbers, query_text, view_statements
-
-
-class EngineRunner:
-    name = "?"
-
-    def run(self, sql: str) -> tuple[list[str], list[tuple]]:
-        raise NotImplementedError
-
-
-class PqdbRunner(EngineRunner):
-    name = "pqdb"
-
-    def __init__(self, data_dir: str, threads: int):
-        import engine
-        self.con = engine.connect(threads=threads)
-        for stmt in view_statements(data_dir):
-            self.con.sql(stmt)
-
-    def run(self, sql):
-        result = self.con.sql(sql)
-        return result.columns, result.fetchall()
-
-
-class DuckDBRunner(EngineRunner):
-    name = "duckdb"
-
-    def __init__(self, data_dir: str, threads: int):
-        import duckdb
-        self.con = duckdb.connect()
-        self.con.execute(f"SET threads = {threads}")
-        for stmt in view_statements(data_dir):
-            self.con.execute(stmt)
-
-    def run(self, sql):
-        cur = self.con.execute(sql)
-        return [d[0] for d in cur.description], cur.fetchall()
-
-
-ENGINES = {"pqdb": PqdbRunner, "duckdb": DuckDBRunner}
-
-
-def validate(number: int, sf: float, columns, rows, reference) -> str:
-    """'ok', or a short reason why the result is wrong."""
-    try:
-        diff = answers.check_against_answers(number, sf, columns, rows)
-        if diff is not None:
-            return f"WRONG vs answers: {diff}"
-        skip = answers.TEXT_COLUMNS_DIFFER.get(number)
-        if skip and reference is not None:
-            diff = answers.compare_rows(rows, reference[1], columns)
-            if diff is not None:
-                return f"WRONG vs duckdb: {diff}"
-        return "ok"
-    except LookupError:
-        if reference is None:
-            return "unvalidated"
-        diff = answers.compare_rows(rows, reference[1], columns)
-        return "ok" if diff is None else f"WRONG vs duckdb: {diff}"
-
-
-def run_benchmark(sf: float, data_dir: str, engines: list[str], queries: list[int],
-                  repeat: int, threads: int, out=sys.stdout) -> dict:
-    runners = {}
-    report = {"sf": sf, "threads": threads, "repeat": repeat, "queries": {}}
-    for name in engines:
-        if name not in ENGINES:
-            raise SystemExit(f"unknown engine {name!r}; known: {', '.join(ENGINES)}")
-        try:
-            runners[name] = ENGINES[name](data_dir, threads)
-        except Exception as e:   # a missing peer is reported, not hidden
-            report.setdefault("engine_errors", {})[name] = f"{type(e).__name__}: {e}"
-            print(f"engine {name} unavailable: {e}", file=out)
-    reference_runner = runners.get("duckdb")
-    if reference_runner is None and "duckdb" in ENGINES:
-        try:
-            reference_runner = DuckDBRunner(data_dir, threads)
-        except Exception:
-            reference_runner = None
-    for q in queries:
-        sql = query_text(q)
-        reference = reference_runner.run(sql) if reference_runner is not None else None
-        entry = {}
-        for name, runner in runners.items():   # engines interleaved per query
-            times, status = [], "ok"
-            try:
-                t0 = time.perf_counter()
-                cols, rows = runner.run(sql)
-                cold = time.perf_counter() - t0
-                status = validate(q, sf, cols, rows, reference)
-                for _ in range(repeat):
-                    t0 = time.perf_counter()
-                    runner.run(sql)
-                    times.append(time.perf_counter() - t0)
-            except Exception as e:
-                status = f"FAILED: {type(e).__name__}: {str(e).splitlines()[0][:150]}"
-                cold = None
-            entry[name] = {"cold": cold, "warm": min(times) if times else None, "status": status}
-        report["queries"][q] = entry
-        print(_row(q, entry, engines), file=out, flush=True)
-    report["geomean"] = _geomeans(report, engines)
-    print(_footer(report, engines), file=out)
-    return report
-
-
-def _fmt(t):
-    return "   -    " if t is None else f"{t:8.3f}"
-
-
-def _row(q, entry, engines):
-    parts = [f"Q{q:02d}"]
-    for name in engines:
-        e = entry.get(name, {})
-        parts.append(_fmt(e.get("warm")))
-    p, d = entry.get("pqdb", {}).get("warm"), entry.get("duckdb", {}).get("warm")
-    parts.append(f"{p / d:7.2f}x" if p and d else "    -   ")
-    bad = [f"{n}: {e['status']}" for n, e in entry.items() if e["status"] != "ok"]
-    if bad:
-        parts.append("  " + "; ".join(bad))
-    return " ".join(parts)
-
-
-def _geomeans(report, engines):
-    out = {}
-    ok_queries = [q for q, e in report["queries"].items()
-                  if all(e.get(n, {}).get("status") == "ok" and e[n]["warm"] for n in engines if n in e)]
-    for name in engines:
-        ts = [report["queries"][q][name]["warm"] for q in ok_queries if name in report["queries"][q]]
-        out[name] = math.exp(sum(math.log(t) for t in ts) / len(ts)) if ts else None
-    out["queries_in_geomean"] = ok_queries
-    return out
-
-
-def _footer(report, engines):
-    g = report["geomean"]
-    parts = ["geo " + " ".join(_fmt(g.get(n)) for n in engines)]
-    if g.get("pqdb") and g.get("duckdb"):
-        parts.append(f"{g['pqdb'] / g['duckdb']:7.2f}x over {len(g['queries_in_geomean'])} queries")
-    return " ".join(parts)
+from tpch.benchmark import markdown_report, run_benchmark, validate  # noqa: F401 - re-exported
+from tpch.peers import ENGINES  # noqa: F401 - re-exported
+from tpch.pipeline import WRITERS, generate_with_writer
+from tpch.queries import query_numbers
 
 
 def _parse_queries(text: str | None) -> list[int]:
@@ -173,40 +38,115 @@ def _parse_queries(text: str | None) -> list[int]:
     return out
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="pqdb-tpch", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
-    g = sub.add_parser("generate", help="write TPC-H tables as Parquet (tpchgen-cli)")
+    g = sub.add_parser("generate", help="write TPC-H tables as Parquet with a chosen writer")
     g.add_argument("--sf", type=float, required=True)
     g.add_argument("--out", required=True)
+    g.add_argument("--writer", choices=WRITERS, default="tpchgen")
+    g.add_argument("--row-group-rows", type=int, default=None, help="rows per row group")
+    g.add_argument("--files", type=int, default=1, help="files per table")
+    g.add_argument("--master", default=None, help="Spark master (default local[*])")
+    g.add_argument("--driver-memory", default=None, help="Spark driver memory (default 4g)")
+    g.add_argument("--source", default=None, help="where the tpchgen-cli rows are cached")
     g.add_argument("--force", action="store_true")
+    lay = sub.add_parser("layout", help="the paper's Tab. 1 for a directory of Parquet tables")
+    lay.add_argument("dirs", nargs="+")
+    lay.add_argument("--json", default=None, help="also write the numbers as JSON")
     r = sub.add_parser("run", help="run queries on engines, validate, time")
     r.add_argument("--sf", type=float, required=True)
     r.add_argument("--data", required=True)
-    r.add_argument("--engines", default="pqdb,duckdb")
+    r.add_argument("--engines", default="pqdb,duckdb",
+                   help=f"comma-separated, of: {', '.join(ENGINES)}")
     r.add_argument("--queries", default=None, help="e.g. 1,3,6 or 1-22")
-    r.add_argument("--repeat", type=int, default=3)
-    r.add_argument("--threads", type=int, default=0, help="0 = all cores")
-    r.add_argument("--json", default=None)
-    args = ap.parse_args(argv)
+    r.add_argument("--repeat", type=int, default=3, help="warm runs (the minimum is kept)")
+    r.add_argument("--threads", type=int, default=0, help="threads for every engine; 0 = all cores")
+    r.add_argument("--cold", choices=("subprocess", "none"), default="subprocess",
+                   help="cold run in a fresh process per engine and query, or none")
+    r.add_argument("--cold-timeout", type=float, default=900.0)
+    r.add_argument("--label", default=None, help="layout name in plots (default: data dir name)")
+    r.add_argument("--out", default=None, help="directory for report.json, report.md, speedup.png")
+    r.add_argument("--json", default=None, help="JSON report path")
+    p = sub.add_parser("plot", help="PNG plots from report.json files")
+    p.add_argument("reports", nargs="+")
+    p.add_argument("--out", required=True, help="PNG path")
+    p.add_argument("--engine", default="pqdb", help="engine whose times the layout plot shows")
+    p.add_argument("--kind", choices=("auto", "speedup", "layout"), default="auto",
+                   help="auto: speedup for one report, layout for several")
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
     if args.command == "generate":
         t0 = time.perf_counter()
-        generate(args.sf, args.out, force=args.force)
-        print(f"TPC-H sf{args.sf:g} in {args.out} ({time.perf_counter() - t0:.1f} s)")
+        generate_with_writer(args.sf, args.out, args.writer, row_group_rows=args.row_group_rows,
+                             files=args.files, master=args.master, driver_memory=args.driver_memory,
+                             source=args.source, force=args.force)
+        print(f"TPC-H sf{args.sf:g} ({args.writer}) in {args.out} ({time.perf_counter() - t0:.1f} s)")
         return 0
-    import os
+    if args.command == "layout":
+        from tpch.layout import directory_layout, layout_json, markdown_layout
+        everything = {}
+        for d in args.dirs:
+            layouts = directory_layout(d)
+            print(markdown_layout(d, layouts))
+            print()
+            everything[d] = layout_json(layouts)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(everything, f, indent=2)
+        return 0
+    if args.command == "plot":
+        return _plot(args)
     threads = args.threads or os.cpu_count() or 1
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
-    print(f"TPC-H sf{args.sf:g}, {threads} threads, min of {args.repeat} warm runs (s)")
-    print("     " + " ".join(f"{n:>8}" for n in engines) + "  pqdb/duckdb")
-    report = run_benchmark(args.sf, args.data, engines, _parse_queries(args.queries),
-                           args.repeat, threads)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=2, default=str)
+    print(f"TPC-H sf{args.sf:g}, {threads} threads, min of {args.repeat} warm runs (s)", flush=True)
+    report = run_benchmark(args.sf, args.data, engines, _parse_queries(args.queries), args.repeat,
+                           threads, cold=args.cold, cold_timeout=args.cold_timeout, label=args.label)
+    write_outputs(report, args.out, args.json)
     failures = [q for q, e in report["queries"].items()
                 if e.get("pqdb", {}).get("status", "ok") != "ok"]
     return 1 if failures else 0
+
+
+def write_outputs(report: dict, out_dir: str | None, json_path: str | None) -> dict:
+    """report.json, report.md and speedup.png in out_dir (when given)."""
+    written = {}
+    if out_dir:
+        os.makedirs(out_dir, exist_ok=True)
+        json_path = json_path or os.path.join(out_dir, "report.json")
+        md = os.path.join(out_dir, "report.md")
+        with open(md, "w") as f:
+            f.write(markdown_report(report))
+        written["markdown"] = md
+        if "pqdb" in report["engines"] and len(report["engines"]) > 1:
+            from tpch.plots import speedup_plot
+            written["speedup"] = speedup_plot(report, os.path.join(out_dir, "speedup.png"))
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(report, f, indent=2, default=str)
+        written["json"] = json_path
+    for kind, path in written.items():
+        print(f"{kind}: {path}")
+    return written
+
+
+def _plot(args) -> int:
+    from tpch.plots import layout_plot, speedup_plot
+    reports = []
+    for path in args.reports:
+        with open(path) as f:
+            reports.append(json.load(f))
+    kind = args.kind if args.kind != "auto" else ("speedup" if len(reports) == 1 else "layout")
+    if kind == "speedup":
+        if len(reports) != 1:
+            raise SystemExit("the speedup plot takes one report")
+        print(speedup_plot(reports[0], args.out))
+    else:
+        print(layout_plot(reports, args.out, args.engine))
+    return 0
 
 
 if __name__ == "__main__":

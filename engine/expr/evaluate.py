@@ -319,3 +319,6 @@ _FUNCS.update(_EXTRA_FUNCS)
 
 __all__ = ["evaluate", "evaluate_predicate", "literal_vector", "truth", "merge_nulls",
            "valid_mask"]
+
+from engine.expr.nested import FUNCS as _NESTED_FUNCS  # noqa: E402
+_FUNCS.update(_NESTED_FUNCS)

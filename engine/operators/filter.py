@@ -28,7 +28,7 @@ def select_vector(vec: Vector, mask: np.ndarray) -> Vector:
     codes = getattr(vec, "codes", None)
     if codes is not None:           # a scan's CodedVector keeps its codes
         return type(vec)(vec.type, out, nulls, vec.heap, codes[mask], vec.dictionary)
-    return Vector(vec.type, out, nulls, vec.heap)
+    return Vector(vec.type, out, nulls, vec.heap, children=vec.children)
 
 
 def select_block(block: Block, mask: np.ndarray) -> Block:

@@ -18,7 +18,7 @@ def take_vector(vec: Vector, idx: np.ndarray) -> Vector:
         nulls = None if vec.nulls is None else np.take(vec.nulls, idx)
     if nulls is not None and not nulls.any():
         nulls = None
-    return Vector(vec.type, data, nulls, vec.heap)
+    return Vector(vec.type, data, nulls, vec.heap, children=vec.children)
 
 
 def take_block(block: Block, idx: np.ndarray) -> Block:

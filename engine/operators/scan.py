@@ -11,10 +11,9 @@ from engine.block import Block, Vector
 from engine.errors import FileFormatError
 from engine.operators.filter import select_vector
 from engine.pipeline import Source
-from planner.expressions import Call, ColumnRef, Literal, column_indexes, remap_columns
+from engine.operators.pruning import ScanPruner
+from planner.expressions import column_indexes, remap_columns
 from planner.logical import Scan
-
-_FLIP = {"eq": "eq", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
 
 @dataclass
@@ -33,16 +32,26 @@ class CodedVector(Vector):
                            self.codes[start:stop], self.dictionary)
 
 
-def column_vector(pf, rg: int, file_col: int, typ, rows=None) -> Vector:
-    """One column chunk of a row group as a Vector (only the rows where the
-    bool mask ``rows`` is True, when given); string columns stored as
-    dictionary pages come as CodedVectors."""
+def column_vector(pf, rg: int, file_col: int, typ, rows=None, row_start: int = 0,
+                  row_count: int | None = None) -> Vector:
+    """One column chunk of a row group as a Vector (only rows [row_start,
+    row_start+row_count) when a count is given, and of those only the rows
+    where the bool mask ``rows`` is True, when given); string columns stored
+    as dictionary pages come as CodedVectors.  Nested (LIST / MAP / STRUCT)
+    columns are named by their top-level field (``file_col`` is its name)."""
+    if typ.is_nested:
+        from engine.expr.nested import vector_from_scan
+        vec = vector_from_scan(pf.read_nested(rg, file_col), typ)
+        if row_count is not None:
+            vec = vec.slice(row_start, row_start + row_count)
+        return vec if rows is None else select_vector(vec, rows)
+    ranged = {} if row_count is None else {"row_start": row_start, "row_count": row_count}
     if typ.is_string:
-        cd = pf.read_column(rg, file_col, rows, codes=True)
+        cd = pf.read_column(rg, file_col, rows, codes=True, **ranged)
         if cd.codes is not None and cd.nulls is None:
             return CodedVector(typ, cd.values, None, cd.heap, cd.codes, cd.dictionary)
     else:
-        cd = pf.read_column(rg, file_col) if rows is None else pf.read_column(rg, file_col, rows)
+        cd = pf.read_column(rg, file_col, rows, **ranged)
     nulls = cd.nulls
     if nulls is not None:
         nulls = nulls.view(np.uint8) if nulls.dtype == np.bool_ else nulls.astype(np.uint8, copy=False)
@@ -54,92 +63,35 @@ def column_vector(pf, rg: int, file_col: int, typ, rows=None) -> Vector:
     return Vector(typ, cd.values, nulls, heap)
 
 
-def _comparable(col_type, lit_type) -> bool:
-    if col_type.is_integer and lit_type.is_integer:
-        return True
-    if col_type.is_decimal and lit_type.is_decimal:
-        return col_type.scale == lit_type.scale
-    if col_type.is_string and lit_type.is_string:
-        return True
-    return col_type == lit_type
-
-
-def _norm(value):
-    if isinstance(value, str):
-        return value.encode("utf-8")
-    if isinstance(value, (bytearray, memoryview)):
-        return bytes(value)
-    return value
-
-
-def prunable_conjuncts(filters) -> list[tuple[int, str, object]]:
-    """(schema index, op, literal value) of every conjunct `col op literal`."""
-    out = []
-    for f in filters:
-        if not (isinstance(f, Call) and f.func in _FLIP and len(f.args) == 2):
-            continue
-        a, b = f.args
-        op = f.func
-        if isinstance(b, ColumnRef) and isinstance(a, Literal):
-            a, b, op = b, a, _FLIP[op]
-        if isinstance(a, ColumnRef) and isinstance(b, Literal) and _comparable(a.type, b.type):
-            out.append((a.index, op, b.value))
-    return out
-
-
-def row_group_may_match(rg_meta, conjuncts, file_cols, types) -> bool:
-    """False only when footer statistics prove no row satisfies some conjunct."""
-    num_rows = rg_meta.num_rows
-    for idx, op, value in conjuncts:
-        if value is None:
-            return False                     # comparison with NULL is never true
-        try:
-            st = rg_meta.columns[file_cols[idx]]
-        except (IndexError, AttributeError):
-            continue
-        nc = getattr(st, "null_count", None)
-        if nc is not None and num_rows > 0 and nc >= num_rows:
-            return False                     # all NULL: no comparison is true
-        lo, hi = getattr(st, "stats_min", None), getattr(st, "stats_max", None)
-        if lo is None or hi is None:
-            continue
-        lo, hi, v = _norm(lo), _norm(hi), _norm(value)
-        if types[idx].is_float:
-            if isinstance(lo, float) and (np.isnan(lo) or np.isnan(hi)):
-                continue
-            if isinstance(v, float) and np.isnan(v):
-                continue
-        try:
-            if op == "eq" and (v < lo or v > hi):
-                return False
-            if op == "lt" and not lo < v:
-                return False
-            if op == "le" and not lo <= v:
-                return False
-            if op == "gt" and not hi > v:
-                return False
-            if op == "ge" and not hi >= v:
-                return False
-        except TypeError:
-            continue
-    return True
+def _row_width(types) -> int:
+    """Bytes per row of a block of these column types (values + null byte)."""
+    width = 0
+    for t in types:
+        width += 17 if t.is_string else 9
+    return max(width, 1)
 
 
 class ScanSource(Source):
-    """Morsel = one row group of one file; blocks are cut to block_rows."""
+    """Morsel = a fixed-size row range of one row group (its rows = the
+    block buffer's block_bytes / row width, at most block_rows); a row group
+    of up to two morsels is one morsel (read whole: whole-chunk decoding is
+    cheapest, and there are then enough row groups to share out).  Blocks
+    are cut to block_rows."""
 
     def __init__(self, node: Scan, ctx):
         from engine.expr import evaluate_predicate
         self._evaluate_predicate = evaluate_predicate
         self.node, self.ctx = node, ctx
         self.block_rows = ctx.config.block_rows
+        self.row_width = _row_width([f.type for f in node.schema])
+        self.morsel_rows = max(1, min(self.block_rows, ctx.config.block_bytes // self.row_width))
         self.types = [f.type for f in node.schema]
         self.filters = list(node.filters)
         self.filter_cols = sorted(set().union(*[column_indexes(f) for f in self.filters])) \
             if self.filters else []
         remap = {c: i for i, c in enumerate(self.filter_cols)}
         self.compact_filters = [remap_columns(f, remap) for f in self.filters]
-        self.conjuncts = prunable_conjuncts(self.filters)
+        self.pruner = ScanPruner(self.filters, getattr(ctx, "pruning", None))
         self.rows_pruned = 0
         self.row_groups_pruned = 0
 
@@ -148,6 +100,9 @@ class ScanSource(Source):
         lower = {c.name.lower(): i for i, c in enumerate(pf.columns)}
         out = []
         for f in self.node.schema:
+            if f.type.is_nested:                    # read by top-level field name
+                out.append(f.name)
+                continue
             i = by_name.get(f.name, lower.get(f.name.lower()))
             if i is None:
                 raise FileFormatError(f"file lacks column {f.name!r} of the table",
@@ -163,25 +118,50 @@ class ScanSource(Source):
             for rg, meta in enumerate(pf.row_groups):
                 if meta.num_rows == 0:
                     continue
-                if self.conjuncts and not row_group_may_match(meta, self.conjuncts, cols, self.types):
+                if self.pruner.active and not self.pruner.row_group_may_match(pf, rg, cols):
                     self.row_groups_pruned += 1
                     continue
-                out.append((path, rg, cols, meta.num_rows))
+                out.extend(self._cut(path, rg, cols, meta.num_rows))
         return out
 
+    def _cut(self, path, rg, cols, num_rows):
+        """The morsels of one row group: (path, rg, cols, start, count, num_rows)."""
+        size = self.morsel_rows
+        if num_rows <= size * 2:
+            return [(path, rg, cols, 0, num_rows, num_rows)]
+        pieces = -(-num_rows // size)
+        step = -(-num_rows // pieces)
+        return [(path, rg, cols, s, min(step, num_rows - s), num_rows)
+                for s in range(0, num_rows, step)]
+
     def blocks(self, morsel):
-        path, rg, cols, num_rows = morsel
+        """The morsel's blocks; its block buffer (rows x row width) counts
+        against memory_limit while the morsel is produced."""
+        nbytes = morsel[4] * self.row_width
+        memory = self.ctx.memory
+        memory.reserve(nbytes, "scan block buffer")
+        try:
+            yield from self._morsel_blocks(morsel)
+        finally:
+            memory.release(nbytes)
+
+    def _morsel_blocks(self, morsel):
+        path, rg, cols, start, num_rows, rg_rows = morsel
+        rng = {} if num_rows == rg_rows else {"row_start": start, "row_count": num_rows}
         pf = self.ctx.open_file(path)
+        if self.pruner.active and not self.pruner.range_may_match(
+                pf, rg, cols, start, num_rows, key=path):
+            return                      # page index: no row here can match
         br = self.block_rows
         if not self.filters:
-            vecs = [column_vector(pf, rg, cols[i], t) for i, t in enumerate(self.types)]
+            vecs = [column_vector(pf, rg, cols[i], t, **rng) for i, t in enumerate(self.types)]
             n = len(vecs[0]) if vecs else num_rows
             full = Block(vecs, n)
             for start in range(0, n, br):
                 yield full.slice(start, start + br)
             return
         # restricted columns first; other columns only when rows survive
-        fvecs = [column_vector(pf, rg, cols[c], self.types[c]) for c in self.filter_cols]
+        fvecs = [column_vector(pf, rg, cols[c], self.types[c], **rng) for c in self.filter_cols]
         n = len(fvecs[0]) if fvecs else num_rows
         fblock = Block(fvecs, n)
         masks = []
@@ -202,7 +182,7 @@ class ScanSource(Source):
         # the other columns decode only the surviving rows
         have = dict(zip(self.filter_cols, fvecs))
         vecs = [(have[i] if rows is None else select_vector(have[i], rows)) if i in have
-                else column_vector(pf, rg, cols[i], t, rows)
+                else column_vector(pf, rg, cols[i], t, rows, **rng)
                 for i, t in enumerate(self.types)]
         kept = n if rows is None else int(np.count_nonzero(rows))
         full = Block(vecs, kept)

@@ -1,0 +1,500 @@
+"""Skipping what a scan's pushed filters cannot match: row groups by footer
+statistics and bloom filters, row ranges inside a row group by the page index.
+
+A pushed filter becomes a ``Term`` tree: leaves ``column op literal`` (op one
+of eq lt le gt ge in is_null is_not_null), ``AllOf`` (AND) and ``AnyOf``
+(OR).  Terms speak of "may some row make this TRUE"; NULL and FALSE both
+drop a row, so AND and OR compose monotonically and an OR prunes only when
+every branch prunes.  Anything not understood (NOT, LIKE, functions, casts
+that are not exact widenings) is "may match": pruning never guesses.
+
+Statistics are read in the storage form of the column (planner/types.py) and
+trusted only as far as the format allows:
+  * min_value / max_value only under the TYPE_ORDER column order (or no
+    column_orders at all); an unknown order (e.g. IEEE_754_TOTAL_ORDER) or an
+    undefined one (INT96, INTERVAL) disables min/max;
+  * the deprecated min / max only where signed comparison is the type's
+    order (signed integers, dates, times, timestamps, integer decimals,
+    floats, booleans), never for byte arrays or unsigned integers;
+  * a max flagged inexact (is_max_value_exact = false) of a byte array is
+    truncated: its upper bound is the max incremented (none if all 0xFF);
+  * floats: min/max may leave NaN out, and in DuckDB NaN is greater than
+    every number, so ``> / >=`` never prune by max; NaN literals never prune;
+  * null_count == number of values: only IS NULL can match; null_count 0
+    (or a required column): IS NULL cannot.
+Bloom filters (scan/bloom.py) reject row groups for = and IN."""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from planner.expressions import Call, ColumnRef, Literal
+from scan.metadata import decode_stat_value
+
+_FLIP = {"eq": "eq", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+_UNSIGNED_NAMES = ("uint8", "uint16", "uint32", "uint64")
+UNKNOWN = object()          # a literal has no exact image in the column's storage
+NO_MATCH = object()         # no stored value can equal the literal
+
+
+# ---- terms ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Widening:
+    """CAST(x AS dst) where every value of src maps exactly and monotonically
+    (non-decreasing) to dst: integer widening, integer -> DECIMAL,
+    DECIMAL -> DECIMAL of larger scale, integer -> DOUBLE, FLOAT -> DOUBLE,
+    DATE -> TIMESTAMP."""
+    kind: str           # int, scale, float, date_ts
+    factor: int = 1
+
+    def forward(self, v):
+        if self.kind in ("int", "scale", "date_ts"):
+            return int(v) * self.factor
+        return float(v)
+
+    def preimage(self, v):
+        """The source-storage value mapping to ``v``: value, NO_MATCH or UNKNOWN."""
+        if self.kind == "float":
+            return UNKNOWN
+        if not isinstance(v, int) or isinstance(v, bool):
+            return UNKNOWN
+        if v % self.factor:
+            return NO_MATCH
+        return v // self.factor
+
+
+def widening(src, dst) -> Widening | None:
+    if src.is_integer and dst.is_integer:
+        if src.id == "HUGEINT":
+            return Widening("int") if dst.id == "HUGEINT" else None
+        if dst.id == "HUGEINT":
+            return Widening("int")
+        a, b = np.iinfo(src.numpy_dtype), np.iinfo(dst.numpy_dtype)
+        return Widening("int") if b.min <= a.min and b.max >= a.max else None
+    if src.is_integer and dst.is_decimal:
+        return Widening("scale", 10 ** dst.scale)
+    if src.is_decimal and dst.is_decimal and dst.scale >= src.scale:
+        return Widening("scale", 10 ** (dst.scale - src.scale))
+    if src.is_integer and dst.id == "DOUBLE" and src.id != "HUGEINT":
+        return Widening("float")
+    if src.id == "FLOAT" and dst.id == "DOUBLE":
+        return Widening("float")
+    if src.id == "DATE" and dst.id == "TIMESTAMP":
+        return Widening("date_ts", 86_400_000_000)
+    return None
+
+
+@dataclass(frozen=True)
+class Leaf:
+    column: int                 # index in the Scan's schema
+    op: str                     # eq lt le gt ge in is_null is_not_null never
+    values: tuple = ()          # literal values in the expression's storage form
+    casts: tuple = ()           # Widening steps from column storage to the expression's
+    float_column: bool = False  # the column holds floats (NaN may hide from min/max)
+
+
+@dataclass(frozen=True)
+class AllOf:
+    terms: tuple
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    terms: tuple
+
+
+NEVER = Leaf(-1, "never")
+
+
+def _column_of(expr):
+    """(ColumnRef, casts) when expr is a column under exact widening casts."""
+    casts = []
+    while isinstance(expr, Call) and expr.func == "cast" and len(expr.args) == 1:
+        w = widening(expr.args[0].type, expr.type)
+        if w is None:
+            return None
+        casts.append(w)
+        expr = expr.args[0]
+    if isinstance(expr, ColumnRef):
+        return expr, tuple(reversed(casts))
+    return None
+
+
+def _literal_value(lit: Literal, typ):
+    """A literal in a form comparable with statistics, or UNKNOWN."""
+    v = lit.value
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return v.encode("utf-8")
+    if isinstance(v, (bytearray, memoryview)):
+        return bytes(v)
+    if isinstance(v, (float, np.floating)):
+        v = float(v)
+        if math.isnan(v):
+            return UNKNOWN
+        if typ.id == "FLOAT" and float(np.float32(v)) != v:
+            return UNKNOWN
+        return v
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    return UNKNOWN
+
+
+def _leaf(col_expr, op, literals) -> Leaf | None:
+    found = _column_of(col_expr)
+    if found is None:
+        return None
+    ref, casts = found
+    values = tuple(_literal_value(x, col_expr.type) for x in literals)
+    if any(v is UNKNOWN for v in values):
+        return None
+    return Leaf(ref.index, op, values, casts, ref.type.is_float)
+
+
+def term_of(expr):
+    """The Term of one boolean expression, or None when it cannot prune."""
+    if isinstance(expr, Literal):
+        return NEVER if expr.value is None or expr.value is False else None
+    if not isinstance(expr, Call):
+        return None
+    f, args = expr.func, expr.args
+    if f == "and":
+        kids = tuple(t for t in map(term_of, args) if t is not None)
+        return AllOf(kids) if kids else None
+    if f == "or":
+        kids = tuple(map(term_of, args))
+        return None if any(t is None for t in kids) else AnyOf(kids)
+    if f in _FLIP and len(args) == 2:
+        a, b = args
+        if isinstance(a, Literal) and not isinstance(b, Literal):
+            a, b, f = b, a, _FLIP[f]
+        if isinstance(b, Literal):
+            if b.value is None:
+                return NEVER                     # comparison with NULL is never true
+            return _leaf(a, f, [b])
+        return None
+    if f == "in_list" and len(args) >= 2 and all(isinstance(x, Literal) for x in args[1:]):
+        return _leaf(args[0], "in", args[1:])
+    if f in ("is_null", "is_not_null") and len(args) == 1:
+        return _leaf(args[0], f, [])
+    return None
+
+
+def filter_terms(filters) -> AllOf | None:
+    """The Term of a Scan's pushed conjuncts, or None when none can prune."""
+    kids = tuple(t for t in map(term_of, filters) if t is not None)
+    return AllOf(kids) if kids else None
+
+
+def term_columns(term) -> set:
+    if isinstance(term, Leaf):
+        return {term.column} if term.column >= 0 else set()
+    return set().union(*[term_columns(t) for t in term.terms]) if term.terms else set()
+
+
+# ---- value ranges --------------------------------------------------------------
+
+@dataclass
+class ValueRange:
+    """What statistics say of some rows of one column: lo/hi bound the
+    non-null (non-NaN) values (None: unknown), null_count of num_values
+    (None: unknown)."""
+    lo: object
+    hi: object
+    null_count: int | None
+    num_values: int
+    required: bool = False
+
+
+def _compare_order(col, orders) -> str | None:
+    """'signed' / 'unsigned' / None (min/max unusable) for a leaf column."""
+    if col.physical_type == "INT96" or col.type_name.startswith("unsupported:"):
+        return None
+    if col.converted_type == "INTERVAL" or col.logical_type == "INTERVAL":
+        return None
+    if orders is not None:
+        entry = orders[col.index] if col.index < len(orders) else None
+        if not entry or "TYPE_ORDER" not in entry:
+            return None
+    if col.physical_type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
+        if col.type_name.startswith("decimal") or col.type_name == "float32":
+            return "signed"                # numeric order of decimals and FLOAT16
+        return "unsigned"
+    return "unsigned" if col.type_name in _UNSIGNED_NAMES else "signed"
+
+
+def increment_bytes(b: bytes) -> bytes | None:
+    """The smallest byte string greater than every string starting with ``b``."""
+    arr = bytearray(b)
+    while arr:
+        if arr[-1] < 0xFF:
+            arr[-1] += 1
+            return bytes(arr)
+        arr.pop()
+    return None
+
+
+def _zero_sign(lo, hi):
+    if isinstance(lo, float) and lo == 0.0:
+        lo = -0.0
+    if isinstance(hi, float) and hi == 0.0:
+        hi = 0.0
+    return lo, hi
+
+
+def chunk_range(pf, rg: int, c: int) -> ValueRange:
+    """Footer statistics of column chunk ``c`` of row group ``rg``."""
+    col = pf.columns[c]
+    meta = pf.row_groups[rg]
+    required = col.max_def_level == 0
+    rng = ValueRange(None, None, None, meta.num_rows, required)
+    try:
+        stats = pf.metadata.raw["row_groups"][rg]["columns"][c]["meta_data"].get("statistics")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return rng
+    if not stats or col.nested:
+        return rng
+    nc = stats.get("null_count")
+    rng.null_count = nc if isinstance(nc, int) and 0 <= nc else None
+    order = _compare_order(col, pf.metadata.raw.get("column_orders"))
+    if order is None:
+        return rng
+    lo_raw, hi_raw = stats.get("min_value"), stats.get("max_value")
+    hi_exact = stats.get("is_max_value_exact", True) is not False
+    if lo_raw is None and hi_raw is None and order == "signed" \
+            and col.physical_type not in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
+        lo_raw, hi_raw = stats.get("min"), stats.get("max")      # deprecated fields
+        hi_exact = True                  # (an inexact min is still a lower bound)
+    lo, hi = decode_stat_value(lo_raw, col), decode_stat_value(hi_raw, col)
+    if isinstance(hi, bytes) and not hi_exact:
+        hi = increment_bytes(hi)
+    rng.lo, rng.hi = _zero_sign(lo, hi)
+    return rng
+
+
+def page_ranges(pf, rg: int, c: int, ci, row_counts, chunk: ValueRange) -> list:
+    """One ValueRange per page of column ``c`` from its ColumnIndex."""
+    col = pf.columns[c]
+    usable = _compare_order(col, pf.metadata.raw.get("column_orders")) is not None
+    out = []
+    for i in range(ci.num_pages):
+        n = int(row_counts[i])
+        nc = None if ci.null_counts is None else int(ci.null_counts[i])
+        if ci.null_pages[i]:
+            nc = n
+        lo = hi = None
+        if usable and not ci.null_pages[i]:
+            lo, hi = _zero_sign(ci.min_values[i], ci.max_values[i])
+        out.append(ValueRange(lo, hi, nc, n, chunk.required))
+    return out
+
+
+# ---- evaluation ---------------------------------------------------------------
+
+def _forward(v, casts):
+    for w in casts:
+        v = w.forward(v)
+    return v
+
+
+def leaf_may_match(leaf: Leaf, rng: ValueRange | None) -> bool:
+    """False only when ``rng`` proves no row makes ``leaf`` TRUE."""
+    if leaf.op == "never":
+        return False
+    if rng is None:
+        return True
+    all_null = rng.null_count is not None and rng.num_values > 0 \
+        and rng.null_count >= rng.num_values
+    if leaf.op == "is_null":
+        return not (rng.required or rng.null_count == 0)
+    if leaf.op == "is_not_null":
+        return not all_null
+    if all_null:
+        return False
+    values = [v for v in leaf.values if v is not None]
+    if not values:
+        return False                        # x = NULL, x IN (NULL, ...) are never true
+    try:
+        lo = None if rng.lo is None else _forward(rng.lo, leaf.casts)
+        hi = None if rng.hi is None else _forward(rng.hi, leaf.casts)
+        op = leaf.op
+        if op in ("eq", "in"):
+            return any((lo is None or lo <= v) and (hi is None or v <= hi) for v in values)
+        v = values[0]
+        if op == "lt":
+            return lo is None or lo < v
+        if op == "le":
+            return lo is None or lo <= v
+        if leaf.float_column:
+            return True                     # NaN (> every number) may hide from max
+        if op == "gt":
+            return hi is None or hi > v
+        if op == "ge":
+            return hi is None or hi >= v
+    except (TypeError, ValueError, OverflowError):
+        return True
+    return True
+
+
+def may_match(term, range_of, bloom_check=None) -> bool:
+    """Evaluate ``term`` over statistics: ``range_of(column)`` gives a
+    ValueRange or None; ``bloom_check(leaf)`` False rejects an eq/in leaf."""
+    if isinstance(term, Leaf):
+        if not leaf_may_match(term, range_of(term.column) if term.column >= 0 else None):
+            return False
+        if bloom_check is not None and term.op in ("eq", "in"):
+            return bloom_check(term)
+        return True
+    if isinstance(term, AllOf):
+        return all(may_match(t, range_of, bloom_check) for t in term.terms)
+    return any(may_match(t, range_of, bloom_check) for t in term.terms)
+
+
+def bloom_values(leaf: Leaf):
+    """The literals of an eq/in leaf in the column's storage form (None when
+    a value cannot be mapped back exactly)."""
+    out = []
+    for v in leaf.values:
+        if v is None:
+            continue
+        for w in reversed(leaf.casts):
+            v = w.preimage(v)
+            if v is UNKNOWN:
+                return None
+            if v is NO_MATCH:
+                break
+        if v is not NO_MATCH:
+            out.append(v)
+    return out
+
+
+# ---- the scan's pruner ---------------------------------------------------------
+
+class ScanPruner:
+    """Row-group and page decisions for one Scan; counts into ``counters``
+    (engine.context.PruningCounters)."""
+
+    def __init__(self, filters, counters, use_bloom: bool = True, use_page_index: bool = True):
+        self.term = filter_terms(filters)
+        self.columns = sorted(term_columns(self.term)) if self.term is not None else []
+        if counters is None:
+            from engine.context import PruningCounters
+            counters = PruningCounters()
+        self.counters = counters
+        self.use_bloom = use_bloom
+        self.use_page_index = use_page_index
+        self._masks: dict = {}
+        self._lock = threading.Lock()
+
+    @property
+    def active(self) -> bool:
+        return self.term is not None
+
+    def row_group_may_match(self, pf, rg: int, file_cols: list) -> bool:
+        """False when footer statistics or bloom filters prove the filters
+        cannot hold for any row of row group ``rg``."""
+        if self.term is None:
+            return True
+        ranges = {c: chunk_range(pf, rg, file_cols[c]) for c in self.columns}
+        if not may_match(self.term, ranges.get):
+            self.counters.add(row_groups_skipped=1)
+            return False
+        if self.use_bloom:
+            blooms: dict = {}
+
+            def check(leaf):
+                if leaf.column not in blooms:
+                    blooms[leaf.column] = pf.bloom_filter(rg, file_cols[leaf.column])
+                bf = blooms[leaf.column]
+                if bf is None:
+                    return True
+                vals = bloom_values(leaf)
+                return vals is None or bf.might_contain_any(vals)
+
+            if not may_match(self.term, ranges.get, check):
+                self.counters.add(row_groups_skipped=1, bloom_rejections=1)
+                return False
+        self.counters.add(row_groups_scanned=1)
+        return True
+
+    def row_mask(self, pf, rg: int, file_cols: list, key=None):
+        """Bool mask over row group ``rg``'s rows that may match (None: all
+        may), from the page indexes of the filtered columns."""
+        if self.term is None or not self.use_page_index:
+            return None
+        key = (key, rg)
+        with self._lock:
+            if key in self._masks:
+                return self._masks[key]
+        mask, pages = surviving_rows(pf, rg, file_cols, self.term, self.columns)
+        with self._lock:
+            if key not in self._masks:
+                self._masks[key] = mask
+                if pages:
+                    self.counters.add(pages_skipped=pages)
+        return mask
+
+    def range_may_match(self, pf, rg: int, file_cols: list, start: int, count: int,
+                        key=None) -> bool:
+        """False when the page indexes prove no row in [start, start+count)
+        of row group ``rg`` can match (counted as rows skipped)."""
+        mask = self.row_mask(pf, rg, file_cols, key)
+        if mask is None or mask[start:start + count].any():
+            return True
+        self.counters.add(rows_skipped=count)
+        return False
+
+
+def surviving_rows(pf, rg: int, file_cols: list, term, columns) -> tuple:
+    """(mask or None, pages skipped): rows of row group ``rg`` whose pages
+    may satisfy ``term``; pages are cut at every page boundary of every
+    column with a page index."""
+    num_rows = pf.row_groups[rg].num_rows
+    per_col = {}
+    for c in columns:
+        fc = file_cols[c]
+        if pf.columns[fc].nested:
+            continue
+        ci = pf.column_index(rg, fc)
+        if ci is None:
+            continue
+        oi = pf.offset_index(rg, fc)
+        if oi is None or oi.num_pages != ci.num_pages or oi.num_pages == 0:
+            continue
+        chunk = chunk_range(pf, rg, fc)
+        per_col[c] = (oi.first_row_indexes, page_ranges(pf, rg, fc, ci, oi.row_counts, chunk))
+    if not per_col:
+        return None, 0
+    cuts = np.unique(np.concatenate([f for f, _ in per_col.values()] + [np.array([0])]))
+    cuts = cuts[(cuts >= 0) & (cuts < num_rows)]
+    bounds = np.append(cuts, num_rows)
+    chunk_ranges = {c: chunk_range(pf, rg, file_cols[c]) for c in columns if c not in per_col}
+    keep = np.ones(len(cuts), np.bool_)
+    for s in range(len(cuts)):
+        start = bounds[s]
+
+        def range_of(c, start=start):
+            if c in per_col:
+                first, ranges = per_col[c]
+                return ranges[int(np.searchsorted(first, start, side="right")) - 1]
+            return chunk_ranges.get(c)
+
+        keep[s] = may_match(term, range_of)
+    if keep.all():
+        return None, 0
+    mask = np.repeat(keep, np.diff(bounds))
+    pages = 0
+    for first, ranges in per_col.values():
+        ends = np.append(first[1:], num_rows)
+        for a, b in zip(first.tolist(), ends.tolist()):
+            if b > a and not mask[a:b].any():
+                pages += 1
+    return mask, pages

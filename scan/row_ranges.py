@@ -1,0 +1,522 @@
+"""Row-range reads below the row group (DESIGN.md step 5, the paper's Fig. 5).
+
+A morsel asks for rows [start, start+count) of one flat column chunk.  Only
+the pages covering the range are decoded.  Per chunk, a ``ChunkState``
+shared by all morsels holds
+
+  * the page directory (first row, row count, header position of every data
+    page), from the OffsetIndex when present, else from walking the headers;
+  * the decompressed pages: one thread decompresses a page, concurrent
+    requesters wait for it; a page is dropped again once every one of its rows
+    has been handed out (a later request decompresses it anew), except
+    string pages, which share one arena per chunk (one heap: no copy when
+    morsels concatenate pages) and stay while the state lives;
+  * the dictionary, decoded and converted to engine storage once;
+  * sparse offsets recorded by the first morsel that touches a page: for
+    dictionary pages the RLE/bit-packed run directory (value index -> byte
+    position of the run), for PLAIN BYTE_ARRAY pages the byte position of
+    every ``OFFSET_EVERY``-th value, so later morsels jump to their start row
+    instead of decoding from the start of the page.
+
+States live in a small LRU bounded by bytes (``set_chunk_cache_budget``).
+"""
+
+from __future__ import annotations
+
+import threading
+import zlib
+from collections import OrderedDict
+
+import numpy as np
+from numba import njit
+
+from scan import thrift as T
+from scan.errors import FileFormatError, UnsupportedFeatureError
+from scan.pages import DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, Arena, _chunk_memo, _make_page
+
+OFFSET_EVERY = 1024
+_FIXED_WIDTH = {"INT32": 4, "INT64": 8, "INT96": 12, "FLOAT": 4, "DOUBLE": 8}
+_DICT_ENCODINGS = ("PLAIN_DICTIONARY", "RLE_DICTIONARY")
+
+
+@njit(nogil=True, cache=True)
+def _run_directory_kernel(buf, pos, end, count, starts, positions):
+    """Walk the run headers of a hybrid RLE/bit-packed stream (``pos`` at the
+    first header): starts[r] = index of run r's first value, positions[r] =
+    byte position of its header.  Returns the number of runs, or -1 on a
+    defect (the caller then takes the checked full-page path)."""
+    filled = 0
+    r = 0
+    if end > buf.shape[0]:
+        end = buf.shape[0]
+    bw = np.int64(buf[pos - 1])
+    value_bytes = (bw + 7) // 8
+    while filled < count:
+        if pos >= end or r >= starts.shape[0]:
+            return -1
+        starts[r] = filled
+        positions[r] = pos
+        r += 1
+        header = np.int64(0)
+        shift = 0
+        while True:
+            if pos >= end:
+                return -1
+            b = np.int64(buf[pos])
+            pos += 1
+            header |= (b & 0x7F) << shift
+            if b < 128:
+                break
+            shift += 7
+            if shift >= 35:
+                return -1
+        run = header >> 1
+        if header & 1:
+            filled += run * 8
+            pos += run * bw
+        else:
+            filled += run
+            pos += value_bytes
+        if run == 0:
+            return -1
+    return r
+
+
+@njit(nogil=True, cache=True)
+def _byte_array_offsets_kernel(buf, pos, end, count, every, out):
+    """out[k] = byte position of PLAIN BYTE_ARRAY value k*every.  Returns how
+    many entries were recorded (fewer when the page is truncated)."""
+    if end > buf.shape[0]:
+        end = buf.shape[0]
+    k = 0
+    for i in range(count):
+        if i % every == 0:
+            out[k] = pos
+            k += 1
+        if pos + 4 > end:
+            return k
+        n = (np.int64(buf[pos]) | (np.int64(buf[pos + 1]) << 8)
+             | (np.int64(buf[pos + 2]) << 16) | (np.int64(buf[pos + 3]) << 24))
+        pos += 4 + n
+    return k
+
+
+class _PageSlot:
+    __slots__ = ("first_row", "num_rows", "header_pos", "page", "event", "remaining",
+                 "runs", "offsets")
+
+    def __init__(self, first_row, num_rows, header_pos):
+        self.first_row, self.num_rows, self.header_pos = first_row, num_rows, header_pos
+        self.page = None
+        self.event = None
+        self.remaining = num_rows
+        self.runs = None
+        self.offsets = None
+
+
+class _SharedArena(Arena):
+    """An Arena that threads decompressing different pages take space from."""
+
+    def __init__(self, size):
+        super().__init__(size)
+        self.lock = threading.Lock()
+
+    def take(self, n):
+        with self.lock:
+            return super().take(n)
+
+
+class ChunkState:
+    """Shared decoding state of one flat column chunk (see module doc)."""
+
+    def __init__(self, buf, col, chunk, num_rows, verify_checksums, directory=None):
+        self.buf, self.col, self.chunk = buf, col, chunk
+        self.num_rows = num_rows
+        self.verify = verify_checksums
+        self.lock = threading.Lock()
+        self.memo = _chunk_memo(buf)
+        self.arena = None                 # strings: pages share one heap (no copy on concat)
+        if col.physical_type == "BYTE_ARRAY" and chunk.codec != "UNCOMPRESSED":
+            self.arena = _SharedArena(min(max(chunk.total_uncompressed_size, 0), 1 << 31))
+        self.dictionary = None            # (physical values, heap, storage values, storage heap)
+        self.dict_pos = None
+        self.slots = self._directory(directory)
+        self.starts = np.array([s.first_row for s in self.slots], np.int64)
+        self.nbytes = 0                   # live decompressed pages outside the arena
+
+    # -- directory -------------------------------------------------------
+    def _header(self, pos):
+        """(header, body position) of the page at ``pos``, parsed once per
+        cached chunk buffer (the memo scan/pages.py keeps for it)."""
+        memo = self.memo
+        parsed = memo.get(pos) if memo is not None else None
+        if parsed is not None:
+            return parsed
+        try:
+            parsed = T.decode_struct(self.buf, T.PAGE_HEADER, pos, len(self.buf))
+        except FileFormatError as e:
+            raise FileFormatError(f"bad page header: {e}") from None
+        if memo is not None:
+            memo[pos] = parsed
+        return parsed
+
+    def _directory(self, directory):
+        slots = []
+        if directory is not None:          # OffsetIndex: (position in chunk, first row)
+            for i, (pos, first) in enumerate(directory):
+                stop = directory[i + 1][1] if i + 1 < len(directory) else self.num_rows
+                slots.append(_PageSlot(first, stop - first, pos))
+            if directory and directory[0][0] > 0:
+                self.dict_pos = 0
+            return slots
+        pos, end, row = 0, len(self.buf), 0
+        while pos < end and row < self.num_rows:
+            header, body = self._header(pos)
+            ptype = header.get("type")
+            csize = header.get("compressed_page_size")
+            if ptype is None or csize is None or csize < 0 or body + csize > end:
+                raise FileFormatError("bad page header (size or type)")
+            if ptype == DICTIONARY_PAGE:
+                self.dict_pos = pos
+            elif ptype in (DATA_PAGE, DATA_PAGE_V2):
+                h = header.get("data_page_header" if ptype == DATA_PAGE else "data_page_header_v2")
+                n = (h or {}).get("num_values")
+                if n is None or n < 0:
+                    raise FileFormatError("data page header lacks num_values")
+                slots.append(_PageSlot(row, n, pos))
+                row += n
+            pos = body + csize
+        if row != self.num_rows:
+            raise FileFormatError(f"column chunk has {row} values, row group has "
+                                  f"{self.num_rows} rows")
+        return slots
+
+    # -- pages -------------------------------------------------------------
+    def _decompress(self, pos, ordinal):
+        header, body_pos = self._header(pos)
+        csize = header.get("compressed_page_size", -1)
+        usize = header.get("uncompressed_page_size", -1)
+        if csize < 0 or usize < 0 or body_pos + csize > len(self.buf):
+            raise FileFormatError("page runs past the end of the column chunk", page=ordinal)
+        body = self.buf[body_pos:body_pos + csize]
+        memo = self.memo
+        if self.verify and header.get("crc") is not None and \
+                not (memo is not None and ("crc", pos) in memo):
+            if zlib.crc32(body) != header["crc"] & 0xFFFFFFFF:
+                raise FileFormatError("page CRC32 checksum mismatch", page=ordinal)
+            if memo is not None:
+                memo[("crc", pos)] = True
+        return _make_page(header, header.get("type"), body, usize, self.chunk.codec, ordinal,
+                          self.buf, body_pos, self.arena)
+
+    def page(self, i):
+        """The decompressed data page i: decompressed by one thread, the
+        others wait for it."""
+        slot = self.slots[i]
+        with self.lock:
+            page = slot.page
+            if page is not None:
+                return page
+            event = slot.event
+            owner = event is None
+            if owner:
+                event = slot.event = threading.Event()
+        if not owner:
+            event.wait()
+            page = slot.page
+            if page is not None:
+                return page
+            return self.page(i)             # the owner failed or it was dropped: retry
+        try:
+            page = self._decompress(slot.header_pos, i)
+            if page is None or page.kind not in (DATA_PAGE, DATA_PAGE_V2):
+                raise FileFormatError("expected a data page", page=i)
+            if page.num_values != slot.num_rows:
+                raise FileFormatError(f"data page has {page.num_values} values, the page "
+                                      f"index says {slot.num_rows}", page=i)
+            with self.lock:
+                slot.page = page
+                slot.remaining = slot.num_rows
+                self.nbytes += self._own_bytes(page)
+            return page
+        finally:
+            with self.lock:
+                slot.event = None
+            event.set()
+
+    def _own_bytes(self, page) -> int:
+        arena = self.arena
+        return 0 if arena is not None and page.owner is arena.buf else page.data.nbytes
+
+    def size(self) -> int:
+        """Bytes this state keeps alive (the compressed chunk is the buffer
+        manager's, not counted)."""
+        return self.nbytes + (self.arena.used if self.arena is not None else 0)
+
+    def consumed(self, i, rows):
+        """``rows`` rows of page i were handed out; drop the page when all were."""
+        slot = self.slots[i]
+        with self.lock:
+            slot.remaining -= rows
+            # pages in the string arena stay: their bytes live as long as the
+            # arena does, and a later query reuses them decompressed
+            if slot.remaining <= 0 and slot.page is not None and self._own_bytes(slot.page):
+                self.nbytes -= self._own_bytes(slot.page)
+                slot.page = None
+                slot.runs = slot.offsets = None
+
+    def dictionary_values(self, to_storage):
+        """(physical values, heap, storage values, storage heap), decoded and
+        converted once per chunk."""
+        d = self.dictionary
+        if d is not None:
+            return d
+        with self.lock:
+            if self.dictionary is not None:
+                return self.dictionary
+            if self.dict_pos is None:
+                raise FileFormatError("dictionary-encoded page without a dictionary page")
+            from scan.encodings.plain import decode_plain
+            page = self._decompress(self.dict_pos, 0)
+            if page is None or page.kind != DICTIONARY_PAGE:
+                raise FileFormatError("dictionary-encoded page without a dictionary page")
+            if page.encoding not in ("PLAIN", "PLAIN_DICTIONARY"):
+                raise UnsupportedFeatureError(f"dictionary page encoding {page.encoding}")
+            col = self.col
+            phys, _ = decode_plain(page.owner, page.base, page.base + len(page.data),
+                                   col.physical_type, page.num_values, col.type_length)
+            heap = page.owner if col.physical_type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY") \
+                else None
+            values, sheap = to_storage(phys, heap, col)
+            self.dictionary = (phys, heap, values, sheap)
+            self.nbytes += self._own_bytes(page) + getattr(values, "nbytes", 0)
+            return self.dictionary
+
+    def identity(self):
+        """0..len(dictionary)-1 as int32: the fused kernel over it yields codes."""
+        ident = getattr(self, "_identity", None)
+        if ident is None:
+            ident = self._identity = np.arange(len(self.dictionary[2]), dtype=np.int32)
+        return ident
+
+    def run_directory(self, i, data, pos, count):
+        """(value starts, byte positions) of the runs of dictionary page i,
+        recorded by the first morsel that asks (others compute their own
+        copy rather than wait)."""
+        slot = self.slots[i]
+        runs = slot.runs
+        if runs is None:
+            cap = max(count, 1)
+            starts = np.empty(cap, np.int64)
+            positions = np.empty(cap, np.int64)
+            r = _run_directory_kernel(data, pos + 1, len(data), count, starts, positions)
+            runs = (starts[:r].copy(), positions[:r].copy()) if r > 0 else False
+            slot.runs = runs
+        return runs
+
+    def byte_offsets(self, i, data, pos, count):
+        slot = self.slots[i]
+        offs = slot.offsets
+        if offs is None:
+            out = np.empty(count // OFFSET_EVERY + 1, np.int64)
+            k = _byte_array_offsets_kernel(data, pos, len(data), count, OFFSET_EVERY, out)
+            offs = slot.offsets = out[:k]
+        return offs
+
+
+_STATES: OrderedDict = OrderedDict()
+_STATES_LOCK = threading.Lock()
+_BUDGET = [256 << 20]
+
+
+def set_chunk_cache_budget(nbytes: int) -> None:
+    """Bytes of decompressed pages and dictionaries kept across morsels."""
+    _BUDGET[0] = max(int(nbytes), 0)
+
+
+def chunk_state(key, make) -> ChunkState:
+    with _STATES_LOCK:
+        st = _STATES.get(key)
+        if st is not None:
+            _STATES.move_to_end(key)
+            return st
+    st = make()
+    with _STATES_LOCK:
+        have = _STATES.get(key)
+        if have is not None:
+            return have
+        _STATES[key] = st
+        total = sum(s.size() for s in _STATES.values())
+        while total > _BUDGET[0] and len(_STATES) > 1:
+            _, old = _STATES.popitem(last=False)
+            total -= old.size()
+    return st
+
+
+def clear_chunk_states() -> None:
+    with _STATES_LOCK:
+        _STATES.clear()
+
+
+def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes=False):
+    """Rows [start, start+count) of the chunk: (values, nulls or None, heap,
+    codes or None, dictionary storage or None), values in engine storage."""
+    from scan.column import _def_levels, _values_start, _OTHER_DECODERS, _empty
+    from scan.levels import nulls_from_def_levels, scatter_dense
+    col = state.col
+    stop = start + count
+    first = int(np.searchsorted(state.starts, start, "right")) - 1
+    parts = []
+    any_nulls = False
+    all_codes = want_codes
+    i = max(first, 0)
+    while i < len(state.slots) and state.slots[i].first_row < stop:
+        slot = state.slots[i]
+        a = max(start - slot.first_row, 0)
+        b = min(stop - slot.first_row, slot.num_rows)
+        if b <= a:
+            i += 1
+            continue
+        page = state.page(i)
+        try:
+            part = _page_range(state, i, page, a, b, to_storage, want_codes,
+                               _def_levels, _values_start, _OTHER_DECODERS, _empty,
+                               nulls_from_def_levels, scatter_dense)
+        except FileFormatError as e:
+            raise FileFormatError(str(e), page=i) from None
+        parts.append(part)
+        any_nulls |= part[1] is not None
+        all_codes &= part[3] is not None
+        state.consumed(i, b - a)
+        i += 1
+    if not parts:
+        return _empty_part(state, to_storage, _empty)
+    values, heap = _concat_storage([(p[0], p[2]) for p in parts])
+    nulls = None
+    if any_nulls:
+        nulls = np.concatenate([p[1] if p[1] is not None else np.zeros(len(p[0]), np.uint8)
+                                for p in parts])
+    codes = dictionary = None
+    if all_codes and not any_nulls:
+        codes = parts[0][3] if len(parts) == 1 else np.concatenate([p[3] for p in parts])
+        dictionary = state.dictionary[2]
+    return values, nulls, heap, codes, dictionary
+
+
+def _empty_part(state, to_storage, _empty):
+    v, h = to_storage(_empty(state.col.physical_type), None, state.col)
+    if v.ndim == 2 and h is None:
+        h = np.zeros(0, np.uint8)
+    return v, None, h, None, None
+
+
+def _concat_storage(parts):
+    if len(parts) == 1:
+        return parts[0]
+    if parts[0][0].ndim == 2:
+        from scan.views import concat_views
+        heaps = {id(h) for _, h in parts if h is not None}
+        if len(heaps) <= 1:
+            heap = next((h for _, h in parts if h is not None), np.zeros(0, np.uint8))
+            return np.concatenate([v for v, _ in parts]), heap
+        return concat_views(parts)
+    return np.concatenate([v for v, _ in parts]), None
+
+
+def _page_range(state, i, page, a, b, to_storage, want_codes, _def_levels, _values_start,
+                others, _empty, nulls_from_def_levels, scatter_dense):
+    """Rows [a, b) of data page i: (storage values, nulls, heap, codes)."""
+    from scan.column import _dictionary_values
+    from scan.encodings.dictionary import decode_dictionary_indices, gather
+    from scan.encodings.plain import decode_plain
+    col = state.col
+    ptype, tlen, max_def = col.physical_type, col.type_length, col.max_def_level
+    n = page.num_values
+    data = page.data
+    nulls = None
+    n_valid = n
+    levels = _def_levels(page, max_def)
+    if levels is not None:
+        nulls = nulls_from_def_levels(levels, max_def)
+        n_valid = n - int(np.count_nonzero(nulls))
+        if n_valid == n:
+            nulls = None
+    pos = _values_start(page, max_def)
+    enc = page.encoding
+    count = b - a
+    codes = None
+    if nulls is not None or n_valid == 0:        # decode the whole page, then slice
+        a0, cnt = 0, n_valid
+    else:
+        a0, cnt = a, count
+    if cnt == 0:
+        values, heap = to_storage(_empty(ptype), None, col)
+    elif enc in _DICT_ENCODINGS:
+        _, _, dvals, dheap = state.dictionary_values(to_storage)
+        runs = state.run_directory(i, data, pos, n_valid) if a0 else False
+        if runs is not False and len(runs[0]):
+            starts, positions = runs
+            r0 = int(np.searchsorted(starts, a0, "right")) - 1
+            r1 = int(np.searchsorted(starts, a0 + cnt, "left"))
+            p1 = int(positions[r1]) if r1 < len(positions) else len(data)
+            sub = np.empty(p1 - int(positions[r0]) + 1, np.uint8)
+            sub[0] = data[pos]
+            sub[1:] = data[int(positions[r0]):p1]
+            src, spos, skip = sub, 0, a0 - int(starts[r0])
+        else:
+            src, spos, skip = data, pos, a0
+        # fused kernel (indices straight to values, or to codes for strings)
+        fused = _dictionary_values(src, spos, skip + cnt,
+                                   state.identity() if want_codes else dvals)
+        if fused is None:                      # no fused form, or a defect: checked path
+            idx = decode_dictionary_indices(src, spos, len(src), skip + cnt)[skip:]
+        elif want_codes:
+            idx = fused[skip:]
+        else:
+            idx = None
+            values, heap = fused[skip:], dheap
+        if idx is not None:
+            values, heap = gather(dvals, idx), dheap
+            codes = idx
+    elif enc == "PLAIN" and ptype == "BYTE_ARRAY":
+        skip = 0
+        start_pos = pos
+        if a0:
+            offs = state.byte_offsets(i, data, pos, n_valid)
+            k = min(a0 // OFFSET_EVERY, len(offs) - 1)
+            if k >= 0:
+                start_pos, skip = int(offs[k]), a0 - k * OFFSET_EVERY
+            else:
+                skip = a0
+        base = page.base
+        v, _ = decode_plain(page.owner, base + start_pos, base + len(data), ptype, skip + cnt, tlen)
+        values, heap = to_storage(v[skip:], page.owner, col)
+    elif enc == "PLAIN" and (ptype in _FIXED_WIDTH or ptype == "FIXED_LEN_BYTE_ARRAY"):
+        w = tlen if ptype == "FIXED_LEN_BYTE_ARRAY" else _FIXED_WIDTH[ptype]
+        if ptype == "FIXED_LEN_BYTE_ARRAY":
+            base = page.base
+            v, _ = decode_plain(page.owner, base + pos + a0 * w, base + len(data), ptype, cnt, tlen)
+            values, heap = to_storage(v, page.owner, col)
+        else:
+            v, _ = decode_plain(data, pos + a0 * w, len(data), ptype, cnt, tlen)
+            values, heap = to_storage(v, None, col)
+    else:
+        if enc == "PLAIN":
+            v, _ = decode_plain(data, pos, len(data), ptype, a0 + cnt, tlen)
+            h = None
+        elif enc == "RLE" and ptype == "BOOLEAN":
+            from scan.encodings.rle import decode_rle_booleans
+            v, _ = decode_rle_booleans(data, pos, len(data), a0 + cnt)
+            h = None
+        elif enc in others:
+            v, h = others[enc](data, pos, ptype, tlen, n_valid)
+        else:
+            raise UnsupportedFeatureError(f"encoding {enc} for {ptype} columns")
+        values, heap = to_storage(v[a0:a0 + cnt], h, col)
+    if nulls is not None:
+        values = scatter_dense(values, nulls)[a:b]
+        nulls = nulls[a:b]
+        codes = None
+    if values.ndim == 2 and heap is None:
+        heap = np.zeros(0, np.uint8)
+    return values, nulls, heap, codes

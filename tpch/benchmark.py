@@ -1,0 +1,284 @@
+"""The TPC-H benchmark loop: engines interleaved per query, every result
+validated, cold and warm times, geometric means, the Markdown table.
+
+Measurements, per query and engine:
+  cold   the query's first run in a fresh process (``python -m tpch.peers
+         cold``): a new interpreter and a new connection whose setup (views,
+         Spark's JVM, DuckDB's table load) is timed apart and not included.
+         Files stay in the OS page cache (dropping it needs root): "cold"
+         means a cold engine, not a cold disk.
+  warm   the minimum of ``repeat`` runs in one long-lived process, after one
+         untimed run whose result is validated.
+Validation: the expected answers where they hold (tpch/answers.py), else
+DuckDB on the same files.  A failure or a missing engine is reported in the
+table and in the JSON, never dropped silently."""
+
+from __future__ import annotations
+
+import decimal
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+from tpch import answers
+from tpch.peers import ENGINES, DuckDBRunner, pin_threads
+from tpch.queries import query_text
+
+
+def reconcile_decimals(rows: list[tuple], expected_rows: list) -> list[tuple]:
+    """Accept a peer's decimal rounded to its own result type's scale: a
+    Decimal with fewer digits than the expected value (DataFusion's and
+    Spark's decimal avg, Polars' decimal division) counts as equal when it is
+    within one unit of its last digit of the expected value (rounded or, as
+    DataFusion does, truncated).  Exact values are untouched,
+    so pqdb's exact decimal sums are still compared to the last digit."""
+    if len(rows) != len(expected_rows):
+        return rows
+    out = []
+    for got, exp in zip(rows, expected_rows):
+        if len(got) != len(exp) or not any(isinstance(v, decimal.Decimal) for v in got):
+            out.append(got)
+            continue
+        row = list(got)
+        for j, (g, e) in enumerate(zip(got, exp)):
+            if not isinstance(g, decimal.Decimal) or e is None or isinstance(e, bool):
+                continue
+            try:
+                e_dec = decimal.Decimal(str(e).strip()) if not isinstance(e, decimal.Decimal) else e
+            except decimal.InvalidOperation:
+                continue
+            exponent = g.as_tuple().exponent
+            if isinstance(exponent, int) and e_dec.as_tuple().exponent < exponent <= 0 \
+                    and abs(g - e_dec) < decimal.Decimal(1).scaleb(exponent):
+                row[j] = e
+        out.append(tuple(row))
+    return out
+
+
+def validate(number: int, sf: float, columns, rows, reference) -> str:
+    """'ok', or a short reason why the result is wrong."""
+    if number not in answers.ANSWERS_DIFFER:
+        expected = answers.load_answer(sf, number)
+        if expected is not None:
+            rows = reconcile_decimals(rows, expected[1])
+    elif reference is not None:
+        rows = reconcile_decimals(rows, reference[1])
+    try:
+        diff = answers.check_against_answers(number, sf, columns, rows)
+        if diff is not None:
+            return f"WRONG vs answers: {diff}"
+        skip = answers.TEXT_COLUMNS_DIFFER.get(number)
+        if skip and reference is not None:
+            diff = answers.compare_rows(rows, reference[1], columns)
+            if diff is not None:
+                return f"WRONG vs duckdb: {diff}"
+        return "ok"
+    except LookupError:
+        if reference is None:
+            return "unvalidated"
+        diff = answers.compare_rows(rows, reference[1], columns)
+        return "ok" if diff is None else f"WRONG vs duckdb: {diff}"
+
+
+def _failure(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"FAILED: {type(e).__name__}: {text[0][:150] if text else ''}"
+
+
+def cold_in_subprocess(name: str, data_dir: str, threads: int, query: int,
+                       timeout: float) -> dict:
+    """One cold run in a fresh Python process (tpch.peers cold)."""
+    env = dict(os.environ)
+    env.update(POLARS_MAX_THREADS=str(threads), RAYON_NUM_THREADS=str(threads))
+    cmd = [sys.executable, "-m", "tpch.peers", "cold", name, data_dir, str(threads), str(query)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timeout after {timeout:.0f} s"}
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if not lines:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"error": f"exit {proc.returncode}: {tail[:200]}"}
+    return json.loads(lines[-1])
+
+
+def run_benchmark(sf: float, data_dir: str, engines: list[str], queries: list[int],
+                  repeat: int, threads: int, cold: str = "subprocess",
+                  cold_timeout: float = 900.0, label: str | None = None, out=sys.stdout) -> dict:
+    unknown = [n for n in engines if n not in ENGINES]
+    if unknown:
+        raise SystemExit(f"unknown engine(s) {', '.join(unknown)}; known: {', '.join(ENGINES)}")
+    pin_threads(threads)
+    report = {"sf": sf, "data": os.path.abspath(data_dir),
+              "label": label or os.path.basename(os.path.abspath(data_dir)),
+              "threads": threads, "repeat": repeat, "cold": cold, "engines": {}, "queries": {}}
+    runners = {}
+    for name in engines:
+        t0 = time.perf_counter()
+        try:
+            runners[name] = ENGINES[name](data_dir, threads)
+            info = {"status": "ok", "setup_seconds": time.perf_counter() - t0}
+            if runners[name].load_seconds is not None:
+                info["load_seconds"] = runners[name].load_seconds
+        except Exception as e:      # noqa: BLE001 - a missing peer is reported, not hidden
+            info = {"status": f"unavailable: {_failure(e)[8:]}"}
+            print(f"engine {name} unavailable: {info['status']}", file=out, flush=True)
+        report["engines"][name] = info
+    reference_runner = runners.get("duckdb")
+    if reference_runner is None:
+        try:
+            reference_runner = DuckDBRunner(data_dir, threads)
+        except Exception:           # noqa: BLE001
+            reference_runner = None
+    print(_header(engines), file=out, flush=True)
+    for q in queries:
+        sql = query_text(q)
+        try:
+            reference = reference_runner.run(sql) if reference_runner is not None else None
+        except Exception:           # noqa: BLE001 - then only the answer files validate
+            reference = None
+        entry = {}
+        for name in engines:        # engines interleaved per query
+            if name not in runners:
+                entry[name] = {"cold": None, "warm": None, "status": report["engines"][name]["status"]}
+                continue
+            entry[name] = _measure(runners[name], name, q, sql, sf, reference, repeat, threads,
+                                   data_dir, cold, cold_timeout)
+        report["queries"][q] = entry
+        print(_row(q, entry, engines), file=out, flush=True)
+    for r in runners.values():
+        r.close()
+    report["geomean"] = geomeans(report, engines)
+    print(_footer(report, engines), file=out, flush=True)
+    return report
+
+
+def _measure(runner, name, q, sql, sf, reference, repeat, threads, data_dir, cold, timeout) -> dict:
+    result = {"cold": None, "warm": None, "status": "ok"}
+    if cold == "subprocess":
+        c = cold_in_subprocess(name, data_dir, threads, q, timeout)
+        if "error" in c:
+            result["cold_error"] = c["error"]
+        else:
+            result["cold"] = c["seconds"]
+    try:
+        cols, rows = runner.run(sql)
+        result["status"] = validate(q, sf, cols, rows, reference)
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            runner.run(sql)
+            times.append(time.perf_counter() - t0)
+        result["warm"] = min(times) if times else None
+    except Exception as e:          # noqa: BLE001 - reported per query
+        result["status"] = _failure(e)
+    return result
+
+
+def _ok(e: dict) -> bool:
+    return e.get("status") == "ok" and bool(e.get("warm"))
+
+
+def geomeans(report: dict, engines: list[str]) -> dict:
+    """Per engine: the geometric mean of warm times over the queries every
+    engine answered correctly, and the geometric mean of its ratio to pqdb
+    over the queries both answered correctly."""
+    qs = report["queries"]
+    common = [q for q, e in qs.items() if all(_ok(e.get(n, {})) for n in engines)]
+    out = {"queries_in_geomean": common, "engines": {}}
+    for name in engines:
+        ts = [qs[q][name]["warm"] for q in common]
+        g = {"warm": _gm(ts), "ok_queries": sum(_ok(e.get(name, {})) for e in qs.values())}
+        if "pqdb" in engines and name != "pqdb":
+            pairs = [qs[q][name]["warm"] / qs[q]["pqdb"]["warm"] for q in qs
+                     if _ok(qs[q].get(name, {})) and _ok(qs[q].get("pqdb", {}))]
+            g["ratio_to_pqdb"] = _gm(pairs)
+            g["ratio_queries"] = len(pairs)
+        out["engines"][name] = g
+    return out
+
+
+def _gm(values):
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def _fmt(t) -> str:
+    return "       -" if t is None else f"{t:8.3f}"
+
+
+def _header(engines) -> str:
+    return "query " + " ".join(f"{n[:13]:>13}" for n in engines) + "   (warm s)"
+
+
+def _row(q, entry, engines) -> str:
+    parts = [f"Q{q:02d}  "]
+    for name in engines:
+        e = entry.get(name, {})
+        parts.append(f"{_fmt(e.get('warm')):>13}")
+    bad = [f"{n}: {e['status']}" for n, e in entry.items() if e["status"] != "ok"]
+    bad += [f"{n} cold: {e['cold_error']}" for n, e in entry.items() if e.get("cold_error")]
+    return " ".join(parts) + ("   " + "; ".join(bad) if bad else "")
+
+
+def _footer(report, engines) -> str:
+    g = report["geomean"]
+    return ("geo   " + " ".join(f"{_fmt(g['engines'][n]['warm']):>13}" for n in engines)
+            + f"   over {len(g['queries_in_geomean'])} queries all engines answered")
+
+
+def markdown_report(report: dict) -> str:
+    """The Markdown table: warm (cold) seconds per query and engine, the
+    ratio engine/pqdb (> 1: pqdb is faster), geometric means, failures."""
+    engines = list(report["engines"])
+    others = [n for n in engines if n != "pqdb"] if "pqdb" in engines else []
+    lines = [f"TPC-H SF{report['sf']:g} on {report['label']} ({report['data']}), "
+             f"{report['threads']} threads; warm = min of {report['repeat']} runs, "
+             f"cold = first run in a fresh process ({report['cold']}); seconds.", ""]
+    head = ["query"] + [f"{n} warm (cold)" for n in engines] + [f"{n}/pqdb" for n in others]
+    lines += ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    notes = []
+    for q, entry in report["queries"].items():
+        cells = [f"Q{int(q):02d}"]
+        for n in engines:
+            e = entry.get(n, {})
+            if e.get("status") != "ok":
+                cells.append("FAILED" if str(e.get("status", "")).startswith(("FAILED", "unavail"))
+                             else "WRONG")
+                notes.append(f"Q{int(q):02d} {n}: {e.get('status')}")
+                continue
+            cold = e.get("cold")
+            cells.append(f"{e['warm']:.3f} ({cold:.3f})" if cold is not None else f"{e['warm']:.3f}")
+            if e.get("cold_error"):
+                notes.append(f"Q{int(q):02d} {n} cold run: {e['cold_error']}")
+        p = entry.get("pqdb", {})
+        for n in others:
+            e = entry.get(n, {})
+            cells.append(f"{e['warm'] / p['warm']:.2f}" if _ok(e) and _ok(p) else "-")
+        lines.append("| " + " | ".join(cells) + " |")
+    g = report.get("geomean") or geomeans(report, engines)
+    cells = ["geomean"] + [_gm_cell(g["engines"][n]["warm"]) for n in engines]
+    cells += [_gm_cell(g["engines"][n].get("ratio_to_pqdb"), 2) for n in others]
+    lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append(f"Geometric means of times over the {len(g['queries_in_geomean'])} queries every "
+                 "engine answered correctly; ratios over the queries both engines answered.")
+    for n, info in report["engines"].items():
+        extra = []
+        if info.get("setup_seconds") is not None:
+            extra.append(f"setup {info['setup_seconds']:.2f} s")
+        if info.get("load_seconds") is not None:
+            extra.append(f"load into tables {info['load_seconds']:.2f} s (not in query times)")
+        ok = g["engines"][n]["ok_queries"]
+        lines.append(f"- {n}: {info['status']}, {ok}/{len(report['queries'])} queries correct"
+                     + (f"; {', '.join(extra)}" if extra else ""))
+    if notes:
+        lines += ["", "Failures and wrong results:"] + [f"- {x}" for x in notes]
+    return "\n".join(lines) + "\n"
+
+
+def _gm_cell(v, digits=3) -> str:
+    return "-" if v is None else f"{v:.{digits}f}"
