@@ -360,6 +360,29 @@ def compare(op: str, a: Vector, b: Vector, b_const=None) -> Vector:
     if x.dtype == object or y.dtype == object:
         x, y = clean_object(a), clean_object(b)
         res = _NUMPY_CMP[op](x, y).astype(np.bool_)
+    elif x.dtype.kind == "f" or y.dtype.kind == "f":
+        res = _float_compare(op, x, y)
     else:
         res = _NUMPY_CMP[op](x, y)
     return Vector(BOOLEAN, res, nulls)
+
+
+def _float_compare(op, x, y):
+    """DuckDB's order for floats: NaN equals NaN and is greater than every
+    other value (so sorting, grouping, min/max and comparisons agree)."""
+    res = _NUMPY_CMP[op](x, y)
+    nx, ny = np.isnan(x), np.isnan(y)
+    if not (nx.any() or ny.any()):
+        return res
+    both = nx & ny
+    if op == "eq":
+        return res | both
+    if op == "ne":
+        return res & ~both
+    if op == "lt":
+        return res | (~nx & ny)
+    if op == "le":
+        return res | ny
+    if op == "gt":
+        return res | (nx & ~ny)
+    return res | nx                    # ge

@@ -165,6 +165,8 @@ def _in_list(call: Call, block: Block) -> Vector:
                 matched |= np.fromiter((v in s for v in xd), np.bool_, n)
             else:
                 matched |= np.isin(xd, cd)
+                if cd.dtype.kind == "f" and np.isnan(cd).any():
+                    matched |= np.isnan(xd)       # DuckDB: NaN = NaN
     for e in others:
         r = arith.compare("eq", x, evaluate(e, block))
         rn = null_bool(r.nulls, n)
