@@ -10,9 +10,7 @@ import engine
 from tpch import answers
 from tpch.queries import query_text, view_statements
 
-# Queries pqdb runs (subqueries are decorrelated since issue 4 item 1); any
-# other is expected to fail with a clear error.
-SUPPORTED = set(range(1, 23))
+QUERIES = [pytest.param(q, id=f"q{q:02d}") for q in range(1, 23)]
 
 
 def _pqdb(data_dir: str, threads: int = 2):
@@ -43,23 +41,12 @@ def _check(q: int, sf: float, data_dir: str):
     assert diff is None, f"Q{q} vs answers: {diff}"
 
 
-def _params(queries):
-    out = []
-    for q in range(1, 23):
-        marks = []
-        if q not in queries:
-            marks.append(pytest.mark.xfail(strict=True, raises=engine.errors.PqdbError,
-                                           reason="needs subqueries (issue 4)"))
-        out.append(pytest.param(q, marks=marks, id=f"q{q:02d}"))
-    return out
-
-
-@pytest.mark.parametrize("q", _params(SUPPORTED))
+@pytest.mark.parametrize("q", QUERIES)
 def test_tpch_sf001(q, tpch_sf001):
     _check(q, 0.01, tpch_sf001)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("q", [1, 3, 6, 17, 21])
+@pytest.mark.parametrize("q", QUERIES)
 def test_tpch_sf01(q, tpch_sf01):
     _check(q, 0.1, tpch_sf01)
