@@ -14,9 +14,9 @@ Prints a table of times and the slowest/fastest ratio per query.
 from __future__ import annotations
 
 import argparse
-import math
 import os
-import time
+
+from timing import best_time  # bench/timing.py, next to this script
 
 LAYOUTS = {
     "one-rowgroup": dict(row_group_size=1 << 40, data_page_size=1 << 20),
@@ -48,14 +48,6 @@ def write_layouts(data: str, out: str) -> None:
                 os.symlink(os.path.abspath(os.path.join(data, f"{table}.parquet")), link)
 
 
-def _time(con, sql, repeat):
-    con.sql(sql).fetchall()
-    best = math.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        con.sql(sql).fetchall()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main(argv=None) -> int:
@@ -79,7 +71,7 @@ def main(argv=None) -> int:
         con = engine.connect(threads=args.threads)
         for stmt in view_statements(os.path.join(args.out, layout)):
             con.sql(stmt)
-        times[layout] = {q: _time(con, sql, args.repeat) for q, sql in queries.items()}
+        times[layout] = {q: best_time(con, sql, args.repeat) for q, sql in queries.items()}
     print(f"{'layout':>14} " + " ".join(f"{q:>8}" for q in queries))
     for layout, row in times.items():
         print(f"{layout:>14} " + " ".join(f"{row[q]:8.3f}" for q in queries))

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import argparse
 import math
-import time
 
 import engine
 from engine.errors import PqdbError
 from engine.memory_probe import PeakMemory
 from tpch.queries import query_text, view_statements
+from timing import best_time  # bench/timing.py, next to this script
 
 
 def _connect(data: str, threads: int):
@@ -26,14 +26,6 @@ def _connect(data: str, threads: int):
     return con
 
 
-def _time(con, sql: str, repeat: int) -> float:
-    con.sql(sql).fetchall()                 # warm: numba cache, buffer manager
-    best = math.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        con.sql(sql).fetchall()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main(argv=None) -> int:
@@ -55,8 +47,8 @@ def main(argv=None) -> int:
     for q in (int(x) for x in args.queries.split(",")):
         sql = query_text(q)
         try:
-            t1 = _time(one, sql, args.repeat)
-            tn = _time(many, sql, args.repeat)
+            t1 = best_time(one, sql, args.repeat)
+            tn = best_time(many, sql, args.repeat)
         except PqdbError as e:
             print(f"Q{q:02d}    not run: {str(e).splitlines()[0][:80]}")
             continue

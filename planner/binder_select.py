@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from planner import types as T
 from planner.binder_expressions import (AggregateCollector, AggregateRef,
                                         ExpressionBinder, expr_key, output_name)
 from planner.binder_subquery import enter_query, leave_query, plan_conditions, plan_values
@@ -18,7 +17,7 @@ from planner.binder_nested import UnnestCollector, windows_used
 from planner.binder_window import WindowCollector
 from planner.errors import UnsupportedFeatureError
 from planner.expressions import Call, ColumnRef, Expr, Literal, walk
-from planner.logical import Aggregate, Filter, Limit, Node, Project, Sort, SortKey
+from planner.logical import Aggregate, Limit, Node, Project, Sort, SortKey
 
 
 class _Item:

@@ -26,7 +26,7 @@ from planner import functions as F
 from planner import types as T
 from planner.binder_scope import Scope, ScopeColumn
 from planner.errors import UnsupportedFeatureError
-from planner.expressions import AggregateCall, Call, ColumnRef, Literal
+from planner.expressions import AggregateCall, ColumnRef, Literal
 from planner.logical import (Aggregate, Filter, Limit, Node, Project, Sort, SortKey, Union,
                              Window, WindowFunction)
 
@@ -50,7 +50,6 @@ def bind_set_operation(qb, ast) -> Node:
     names = [f.name for f in ls]
     types = [_unify(qb, a.type, b.type, name, ast) for a, b in zip(ls, rs)]
     left, right = _cast_to(left, types, names), _cast_to(right, types, names)
-    n = len(types)
     refs = [ColumnRef(i, t, nm) for i, (t, nm) in enumerate(zip(types, names))]
     if name == "UNION":
         node: Node = Union([left, right], names)

@@ -33,7 +33,7 @@ decimals, days for DATE, microseconds for TIMESTAMP, ``str`` for VARCHAR,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from planner.types import DataType
 

@@ -34,6 +34,27 @@ class ChunkValues:
         self.codes, self.dictionary = codes, dictionary
 
 
+def chunk_arena(chunk, is_view: bool):
+    """One buffer that every decompressed page of a string chunk is written
+    into, so the pages share one heap (None when nothing needs it)."""
+    if is_view and chunk.codec != "UNCOMPRESSED":
+        return Arena(min(max(chunk.total_uncompressed_size, 0), _ARENA_LIMIT))
+    return None
+
+
+def decode_dictionary_page(page, current, ptype: str, tlen: int, is_view: bool):
+    """(dictionary values, heap) of a dictionary page; a second dictionary
+    page in one chunk or an unknown dictionary encoding is refused."""
+    from scan.encodings.plain import decode_plain
+    if current is not None:
+        raise FileFormatError("second dictionary page in a column chunk")
+    if page.encoding not in ("PLAIN", "PLAIN_DICTIONARY"):
+        raise UnsupportedFeatureError(f"dictionary page encoding {page.encoding}")
+    values, _ = decode_plain(page.owner, page.base, page.base + len(page.data),
+                             ptype, page.num_values, tlen)
+    return values, (page.owner if is_view else None)
+
+
 def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
                  verify_checksums: bool = True, rows: np.ndarray | None = None,
                  want_codes: bool = False) -> ChunkValues:
@@ -62,19 +83,11 @@ def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
     null_parts: list = []     # per page: uint8 mask or None (no nulls)
     page_rows: list = []
     any_nulls = False
-    arena = None
-    if is_view and chunk.codec != "UNCOMPRESSED":
-        arena = Arena(min(max(chunk.total_uncompressed_size, 0), _ARENA_LIMIT))
+    arena = chunk_arena(chunk, is_view)
     for page in iter_pages(buf, chunk.codec, chunk.num_values, verify_checksums, arena):
         try:
             if page.kind == DICTIONARY_PAGE:
-                if dictionary is not None:
-                    raise FileFormatError("second dictionary page in a column chunk")
-                if page.encoding not in ("PLAIN", "PLAIN_DICTIONARY"):
-                    raise UnsupportedFeatureError(f"dictionary page encoding {page.encoding}")
-                dictionary, _ = decode_plain(page.owner, page.base, page.base + len(page.data),
-                                             ptype, page.num_values, tlen)
-                dict_heap = page.owner if is_view else None
+                dictionary, dict_heap = decode_dictionary_page(page, dictionary, ptype, tlen, is_view)
                 continue
             n = page.num_values
             data = page.data

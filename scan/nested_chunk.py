@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from scan.errors import FileFormatError, UnsupportedFeatureError
-from scan.pages import DATA_PAGE_V2, DICTIONARY_PAGE, Arena, iter_pages
+from scan.pages import DATA_PAGE_V2, DICTIONARY_PAGE, iter_pages
 
 
 class LeafLevels:
@@ -50,8 +50,8 @@ def _page_levels(page, max_rep, max_def):
 
 def decode_leaf_chunk(buf: np.ndarray, col, chunk, verify_checksums: bool = True) -> LeafLevels:
     """Levels and dense values of leaf ``col`` from column chunk bytes ``buf``."""
-    from scan.column import _ARENA_LIMIT, _DICT_ENCODINGS, _OTHER_DECODERS, _VIEW_TYPES, \
-        _concat, _empty
+    from scan.column import (_DICT_ENCODINGS, _OTHER_DECODERS, _VIEW_TYPES, _concat, _empty,
+                             chunk_arena, decode_dictionary_page)
     from scan.encodings.dictionary import decode_dictionary_indices, gather
     from scan.encodings.plain import decode_plain
 
@@ -60,19 +60,11 @@ def decode_leaf_chunk(buf: np.ndarray, col, chunk, verify_checksums: bool = True
     is_view = ptype in _VIEW_TYPES
     dictionary = dict_heap = None
     dense, defs_parts, reps_parts = [], [], []
-    arena = None
-    if is_view and chunk.codec != "UNCOMPRESSED":
-        arena = Arena(min(max(chunk.total_uncompressed_size, 0), _ARENA_LIMIT))
+    arena = chunk_arena(chunk, is_view)
     for page in iter_pages(buf, chunk.codec, chunk.num_values, verify_checksums, arena):
         try:
             if page.kind == DICTIONARY_PAGE:
-                if dictionary is not None:
-                    raise FileFormatError("second dictionary page in a column chunk")
-                if page.encoding not in ("PLAIN", "PLAIN_DICTIONARY"):
-                    raise UnsupportedFeatureError(f"dictionary page encoding {page.encoding}")
-                dictionary, _ = decode_plain(page.owner, page.base, page.base + len(page.data),
-                                             ptype, page.num_values, tlen)
-                dict_heap = page.owner if is_view else None
+                dictionary, dict_heap = decode_dictionary_page(page, dictionary, ptype, tlen, is_view)
                 continue
             n = page.num_values
             reps, defs, pos = _page_levels(page, max_rep, max_def)

@@ -363,7 +363,6 @@ def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes
     codes or None, dictionary storage or None), values in engine storage."""
     from scan.column import _def_levels, _values_start, _OTHER_DECODERS, _empty
     from scan.levels import nulls_from_def_levels, scatter_dense
-    col = state.col
     stop = start + count
     first = int(np.searchsorted(state.starts, start, "right")) - 1
     parts = []

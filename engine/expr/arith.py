@@ -15,7 +15,7 @@ from engine.errors import ArithmeticOverflowError, UnsupportedFeatureError
 from engine.expr import numeric_kernels as nk
 from engine.expr.cast import (_check_int_range, _check_precision, cast_vector,
                               rescale, to_float64, valid_mask)
-from engine.expr.vectors import as_nulls, clean_object, merge_nulls, null_bool
+from engine.expr.vectors import clean_object, merge_nulls, null_bool
 from engine.kernels import strings as sk
 from planner.types import (BIGINT, DOUBLE, DataType, common_type, decimal_of)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.block import Block, Vector, concat_blocks, concat_vectors, empty_vector
+from engine.block import Block, Vector, concat_vectors, empty_vector
 from engine.pipeline import Sink
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from planner.expressions import (Call, ColumnRef, Expr, column_indexes, conjunction,
                                  remap_columns, split_conjuncts)
-from planner.logical import Aggregate, Filter, Join, Limit, Node, Project, Scan, Sort
+from planner.logical import Aggregate, Filter, Join, Node, Project, Scan, Sort
 
 
 # joins whose output rows are left rows (plus columns): left-only conjuncts

@@ -89,7 +89,6 @@ def _prune(node: Node, needed: set[int]) -> tuple[Node, dict[int, int]]:
         return _prune_union(node, needed)
     if isinstance(node, Window):
         return _prune_window(node, needed)
-    children = node.children
     return node, {i: i for i in range(len(node.schema))}
 
 
