@@ -17,7 +17,10 @@ from scan.errors import FileFormatError, PqdbError, UnsupportedFeatureError
 from tests.scan.oracle import compare_file, compare_nested_field
 
 DATA = CORPUS_DATA
-FILES = sorted(os.path.basename(p) for p in glob.glob(os.path.join(DATA, "*.parquet")))
+# every .parquet file under data/, subdirectories included (geospatial/);
+# the encrypted files (*.parquet.encrypted, aes256/) belong to the encryption issue
+FILES = sorted(os.path.relpath(p, DATA) for p in glob.glob(os.path.join(DATA, "**", "*.parquet"),
+                                                            recursive=True))
 ENCRYPTED = sorted(os.path.basename(p) for p in glob.glob(os.path.join(DATA, "*.parquet.encrypted")))
 
 # file -> {column (or "*" = every column): reason the reader must give}
