@@ -44,6 +44,8 @@ class _Executor:
         """Run the pipeline ending at ``node`` into ``sink``."""
         pipeline = self.pipeline(node)
         pipeline.sink = sink
+        if isinstance(pipeline.source, ScanSource) and not self.ctx.config.preserve_order:
+            sink.keep_order = False      # file order of a plain scan is not required
         return run_pipeline(pipeline, self.threads)
 
     def materialize(self, node: L.Node) -> Block:

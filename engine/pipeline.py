@@ -32,6 +32,10 @@ class Operator:
 
 
 class Sink:
+    # False: the rows' order is not observable (a plain file scan with
+    # preserve_order off), so a sink may keep them in completion order.
+    keep_order = True
+
     def make_local(self):
         return []
 

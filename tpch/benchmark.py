@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 
+from engine.memory_probe import PeakMemory
 from tpch import answers
 from tpch.peers import ENGINES, DuckDBRunner, pin_threads
 from tpch.queries import query_text
@@ -168,11 +169,14 @@ def _measure(runner, name, q, sql, sf, reference, repeat, threads, data_dir, col
         cols, rows = runner.run(sql)
         result["status"] = validate(q, sf, cols, rows, reference)
         times = []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            runner.run(sql)
-            times.append(time.perf_counter() - t0)
+        with PeakMemory() as peak:      # peak RSS of this process over the warm runs
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                runner.run(sql)
+                times.append(time.perf_counter() - t0)
         result["warm"] = min(times) if times else None
+        if name == "pqdb" and times:    # peers share the process: only pqdb's peak is its own
+            result["peak_mib"] = peak.mib
     except Exception as e:          # noqa: BLE001 - reported per query
         result["status"] = _failure(e)
     return result
@@ -211,7 +215,8 @@ def _fmt(t) -> str:
 
 
 def _header(engines) -> str:
-    return "query " + " ".join(f"{n[:13]:>13}" for n in engines) + "   (warm s)"
+    mem = " pqdb peak MiB" if "pqdb" in engines else ""
+    return "query " + " ".join(f"{n[:13]:>13}" for n in engines) + mem + "   (warm s)"
 
 
 def _row(q, entry, engines) -> str:
@@ -219,6 +224,9 @@ def _row(q, entry, engines) -> str:
     for name in engines:
         e = entry.get(name, {})
         parts.append(f"{_fmt(e.get('warm')):>13}")
+    if "pqdb" in engines:
+        peak = entry.get("pqdb", {}).get("peak_mib")
+        parts.append(f"{'-' if peak is None else f'{peak:.0f}':>13}")
     bad = [f"{n}: {e['status']}" for n, e in entry.items() if e["status"] != "ok"]
     bad += [f"{n} cold: {e['cold_error']}" for n, e in entry.items() if e.get("cold_error")]
     return " ".join(parts) + ("   " + "; ".join(bad) if bad else "")
@@ -227,6 +235,7 @@ def _row(q, entry, engines) -> str:
 def _footer(report, engines) -> str:
     g = report["geomean"]
     return ("geo   " + " ".join(f"{_fmt(g['engines'][n]['warm']):>13}" for n in engines)
+            + (" " * 14 if "pqdb" in engines else "")
             + f"   over {len(g['queries_in_geomean'])} queries all engines answered")
 
 
@@ -238,7 +247,9 @@ def markdown_report(report: dict) -> str:
     lines = [f"TPC-H SF{report['sf']:g} on {report['label']} ({report['data']}), "
              f"{report['threads']} threads; warm = min of {report['repeat']} runs, "
              f"cold = first run in a fresh process ({report['cold']}); seconds.", ""]
+    mem = "pqdb" in engines
     head = ["query"] + [f"{n} warm (cold)" for n in engines] + [f"{n}/pqdb" for n in others]
+    head += ["pqdb peak MiB"] if mem else []
     lines += ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     notes = []
     for q, entry in report["queries"].items():
@@ -258,14 +269,23 @@ def markdown_report(report: dict) -> str:
         for n in others:
             e = entry.get(n, {})
             cells.append(f"{e['warm'] / p['warm']:.2f}" if _ok(e) and _ok(p) else "-")
+        if mem:
+            cells.append(f"{p['peak_mib']:.0f}" if p.get("peak_mib") is not None else "-")
         lines.append("| " + " | ".join(cells) + " |")
     g = report.get("geomean") or geomeans(report, engines)
     cells = ["geomean"] + [_gm_cell(g["engines"][n]["warm"]) for n in engines]
     cells += [_gm_cell(g["engines"][n].get("ratio_to_pqdb"), 2) for n in others]
+    if mem:
+        peaks = [e.get("pqdb", {}).get("peak_mib") for e in report["queries"].values()]
+        peaks = [v for v in peaks if v is not None]
+        cells.append(f"max {max(peaks):.0f}" if peaks else "-")
     lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines.append(f"Geometric means of times over the {len(g['queries_in_geomean'])} queries every "
                  "engine answered correctly; ratios over the queries both engines answered.")
+    if mem:
+        lines.append("pqdb peak MiB: peak resident memory of the benchmark process during "
+                     "pqdb's warm runs (sampled every 5 ms).")
     for n, info in report["engines"].items():
         extra = []
         if info.get("setup_seconds") is not None:

@@ -138,3 +138,34 @@ def string_replace_mask(groups, cand_views, cand_heap, acc_views, acc_heap, has,
                             acc_views[g, 0], acc_views[g, 1], acc_heap)
         out[k] = 1 if ((is_max and c > 0) or ((not is_max) and c < 0)) else 0
 
+
+
+@njit(nogil=True, cache=True)
+def fold_codes(combined, codes, size, first):
+    """combined = codes (first) or combined * size + codes, row by row: the
+    mixed-radix code of several dictionary-code columns."""
+    if first:
+        for i in range(codes.shape[0]):
+            combined[i] = codes[i]
+    else:
+        for i in range(codes.shape[0]):
+            combined[i] = combined[i] * size + codes[i]
+
+
+@njit(nogil=True, cache=True)
+def mark_present(combined, seen):
+    """seen[c] = 1 for every code c in combined; returns how many distinct."""
+    count = 0
+    for i in range(combined.shape[0]):
+        c = combined[i]
+        if not seen[c]:
+            seen[c] = 1
+            count += 1
+    return count
+
+
+@njit(nogil=True, cache=True)
+def gather_int64(table, index, out):
+    """out[i] = table[index[i]]."""
+    for i in range(index.shape[0]):
+        out[i] = table[index[i]]

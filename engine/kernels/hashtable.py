@@ -157,6 +157,27 @@ class GroupTable:
                 return out
             self._grow(keys, int(rows[start]))
 
+    def reserve(self, groups: int, heap_bytes: int = 0) -> None:
+        """Make room for ``groups`` groups (and ``heap_bytes`` of long string
+        keys) at once, so inserting up to that many never grows the table
+        step by step (a merge knows its upper bound: the sum of its inputs)."""
+        ng = self.n_groups
+        cap = len(self.g_hash)
+        while cap <= groups:
+            cap *= 2
+        if cap > len(self.g_hash):
+            self.g_hash = _grown(self.g_hash[:ng], cap)
+            self.g_keys = _grown(self.g_keys[:ng], cap)
+        size = len(self.slots)
+        while size // 2 <= groups:
+            size *= 2
+        if size > len(self.slots):
+            self.slots = np.full(size, -1, np.int64)
+            _rehash(self.g_hash, ng, self.slots)
+        if self.ks and heap_bytes > len(self.g_heap):
+            self.g_heap = _grown(self.g_heap[:int(self.state[1])], heap_bytes)
+        self._account()
+
     def _grow(self, keys: KeyColumns, start: int):
         ng = self.n_groups
         if ng >= len(self.g_hash):

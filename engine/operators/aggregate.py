@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.block import Block, Vector
+from engine.kernels.aggregates import fold_codes, gather_int64, mark_present
 from engine.kernels.hashing import KeyColumns, normalize_keys
 from engine.kernels.hashtable import GroupTable
 from engine.operators.accumulators import make_accumulator, share_state
@@ -197,12 +198,13 @@ def _coded_group_ids(table, key_vecs, n):
         sizes.append(len(v.dictionary))
     if not sizes or int(np.prod(sizes, dtype=np.float64)) > _MAX_CODE_COMBOS:
         return None
-    combined = key_vecs[0].codes.astype(np.int64)
-    for v, size in zip(key_vecs[1:], sizes[1:]):
-        combined *= size
-        combined += v.codes
+    combined = np.empty(n, np.int64)
+    for j, (v, size) in enumerate(zip(key_vecs, sizes)):
+        fold_codes(combined, v.codes, size, j == 0)
     total = int(np.prod(sizes))
-    present = np.flatnonzero(np.bincount(combined, minlength=total))
+    seen = np.zeros(total, np.uint8)
+    mark_present(combined, seen)
+    present = np.flatnonzero(seen)
     # the key values of each present combination, column by column
     combo_vecs, rest = [], present
     for v, size in zip(reversed(key_vecs), reversed(sizes)):
@@ -213,7 +215,9 @@ def _coded_group_ids(table, key_vecs, n):
     combo_gid = table.insert(normalize_keys(combo_vecs, len(present), null_word=True))
     lookup = np.empty(total, np.int64)
     lookup[present] = combo_gid
-    return lookup[combined]
+    gid = np.empty(n, np.int64)
+    gather_int64(lookup, combined, gid)
+    return gid
 
 
 class AggregateSink(Sink):
@@ -274,6 +278,10 @@ class AggregateSink(Sink):
 
     def merge(self, locals_: list) -> Block:
         final = _Local(self)
+        if final.table is not None and len(locals_) > 1:    # at most the sum of the inputs
+            tables = [loc.table for loc in locals_]
+            final.table.reserve(sum(t.n_groups for t in tables),
+                                sum(int(t.state[1]) for t in tables))
         for loc in locals_:
             if loc.table is not None:
                 mapping = final.table.insert(loc.table.key_columns())

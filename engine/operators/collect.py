@@ -1,4 +1,5 @@
-"""Collect sink: every block, in morsel order, as one Block."""
+"""Collect sink: every block, in morsel order (in completion order when the
+sink's keep_order is off), as one Block."""
 
 from __future__ import annotations
 
@@ -24,7 +25,9 @@ class CollectSink(Sink):
             local.append((seq, block, 0))
 
     def merge(self, locals_: list) -> Block:
-        parts = sorted((p for loc in locals_ for p in loc), key=lambda p: p[0])
+        parts = [p for loc in locals_ for p in loc]
+        if self.keep_order:
+            parts.sort(key=lambda p: p[0])
         self.reserved = sum(p[2] for p in parts)
         return concat_shared([p[1] for p in parts], self.types)
 

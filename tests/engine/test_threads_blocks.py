@@ -67,6 +67,26 @@ def test_plain_scan_keeps_file_order(sql, duck, tpch_sf001):
             assert [tuple(r) for r in got] == [tuple(r) for r in want], (threads, block_rows)
 
 
+@pytest.mark.parametrize("sql", PLAIN_SCANS)
+def test_preserve_order_false_same_rows_any_order(sql, duck, tpch_sf001):
+    want = duck.execute(sql).fetchall()
+    unordered = _pqdb(tpch_sf001, threads=2, block_rows=777, block_bytes="64KiB",
+                      preserve_order=False).sql(sql).fetchall()
+    assert sorted(map(tuple, unordered)) == sorted(map(tuple, want))
+    ordered = _pqdb(tpch_sf001, threads=2, block_rows=777, block_bytes="64KiB",
+                    preserve_order=True).sql(sql).fetchall()
+    assert [tuple(r) for r in ordered] == [tuple(r) for r in want]
+
+
+def test_preserve_order_false_keeps_order_by(duck, tpch_sf001):
+    con = _pqdb(tpch_sf001, threads=2, block_rows=500, block_bytes="32KiB", preserve_order=False)
+    for sql in ["SELECT o_orderkey, o_totalprice FROM orders ORDER BY o_totalprice DESC, o_orderkey",
+                "SELECT o_orderkey, o_totalprice * 2 AS t FROM orders "
+                "ORDER BY o_orderdate, o_orderkey"]:
+        got = [tuple(r) for r in con.sql(sql).fetchall()]
+        assert got == [tuple(r) for r in duck.execute(sql).fetchall()], sql
+
+
 def test_block_bytes_bounds_morsel_rows(tpch_sf001):
     con = _pqdb(tpch_sf001, threads=2, block_bytes="64KiB")
     assert con.sql("SELECT count(*), sum(l_quantity) FROM lineitem").fetchall() == \

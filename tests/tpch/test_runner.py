@@ -45,11 +45,13 @@ def test_runner_writes_json_markdown_png(report_dir):
             assert e["status"] == "ok", (q, name, e)
             assert e["warm"] > 0, (q, name, e)
             assert e["cold"] is not None and e["cold"] > 0, (q, name, e)
+        assert report["queries"][q]["pqdb"]["peak_mib"] > 0
     g = report["geomean"]
     assert g["queries_in_geomean"] == [1, 6]
     assert g["engines"]["duckdb"]["ratio_to_pqdb"] > 0
     md = (report_dir / "report.md").read_text()
     assert "| Q01 |" in md and "| geomean |" in md and "duckdb/pqdb" in md
+    assert "pqdb peak MiB" in md
     png = (report_dir / "speedup.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -109,6 +111,9 @@ def test_duckdb_native_reports_load_time(tpch_sf001):
     assert info["status"] == "ok" and info["load_seconds"] > 0
     assert report["queries"][6]["duckdb-native"]["status"] == "ok"
     assert "load into tables" in markdown_report(report)
+    assert report["queries"][6]["pqdb"]["peak_mib"] > 0
+    assert "peak_mib" not in report["queries"][6]["duckdb-native"]
+    assert "pqdb peak MiB" in markdown_report(report)
 
 
 def test_unknown_engine_is_an_error(tpch_sf001):
