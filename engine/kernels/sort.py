@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from engine.kernels.strings import _cmp_one as compare_strings  # noqa: F401 (used by aggregates)
+
 _LOW32 = np.uint64(0xFFFFFFFF)
 
 
@@ -18,22 +20,6 @@ def byte_at(w0, w1, heap, k):
     if length <= 12:
         return np.int64((w1 >> np.uint64(8 * (k - 4))) & np.uint64(0xFF))
     return np.int64(heap[np.int64(w1) + k])
-
-
-@njit(nogil=True, cache=True)
-def compare_strings(a0, a1, ha, b0, b1, hb):
-    """-1, 0, 1: bytewise unsigned comparison, a proper prefix sorts first."""
-    la = np.int64(a0 & np.uint64(0xFFFFFFFF))
-    lb = np.int64(b0 & np.uint64(0xFFFFFFFF))
-    m = la if la < lb else lb
-    for k in range(m):
-        x = byte_at(a0, a1, ha, k)
-        y = byte_at(b0, b1, hb, k)
-        if x != y:
-            return -1 if x < y else 1
-    if la == lb:
-        return 0
-    return -1 if la < lb else 1
 
 
 @njit(nogil=True, cache=True)
