@@ -34,6 +34,18 @@ class ChunkValues:
         self.codes, self.dictionary = codes, dictionary
 
 
+def decode_other_encoding(enc: str, data, pos: int, ptype: str, tlen: int, n_valid: int):
+    """(values, heap) of a page in an encoding other than PLAIN and the
+    dictionary encodings: RLE booleans, DELTA_*, BYTE_STREAM_SPLIT."""
+    if enc == "RLE" and ptype == "BOOLEAN":
+        from scan.encodings.rle import decode_rle_booleans
+        values, _ = decode_rle_booleans(data, pos, len(data), n_valid)
+        return values, None
+    if enc in _OTHER_DECODERS:
+        return _OTHER_DECODERS[enc](data, pos, ptype, tlen, n_valid)
+    raise UnsupportedFeatureError(f"encoding {enc} for {ptype} columns")
+
+
 def chunk_arena(chunk, is_view: bool):
     """One buffer that every decompressed page of a string chunk is written
     into, so the pages share one heap (None when nothing needs it)."""
@@ -149,14 +161,8 @@ def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
                     if sel is not None:
                         values = values[sel]
                     heap = _INDICES
-            elif enc == "RLE" and ptype == "BOOLEAN":
-                from scan.encodings.rle import decode_rle_booleans
-                values, _ = decode_rle_booleans(data, pos, len(data), n_valid)
-                heap = None
-            elif enc in _OTHER_DECODERS:
-                values, heap = _OTHER_DECODERS[enc](data, pos, ptype, tlen, n_valid)
             else:
-                raise UnsupportedFeatureError(f"encoding {enc} for {ptype} columns")
+                values, heap = decode_other_encoding(enc, data, pos, ptype, tlen, n_valid)
             if sel is not None and heap is not _INDICES and not (
                     enc in _DICT_ENCODINGS and n_valid):
                 values = select_rows(values, sel)

@@ -50,8 +50,8 @@ def _page_levels(page, max_rep, max_def):
 
 def decode_leaf_chunk(buf: np.ndarray, col, chunk, verify_checksums: bool = True) -> LeafLevels:
     """Levels and dense values of leaf ``col`` from column chunk bytes ``buf``."""
-    from scan.column import (_DICT_ENCODINGS, _OTHER_DECODERS, _VIEW_TYPES, _concat, _empty,
-                             chunk_arena, decode_dictionary_page)
+    from scan.column import (_DICT_ENCODINGS, _VIEW_TYPES, _concat, _empty, chunk_arena,
+                             decode_dictionary_page, decode_other_encoding)
     from scan.encodings.dictionary import decode_dictionary_indices, gather
     from scan.encodings.plain import decode_plain
 
@@ -88,14 +88,8 @@ def decode_leaf_chunk(buf: np.ndarray, col, chunk, verify_checksums: bool = True
                     raise FileFormatError("dictionary-encoded page without a dictionary page")
                 idx = decode_dictionary_indices(data, pos, len(data), n_valid)
                 values, heap = gather(dictionary, idx), dict_heap
-            elif enc == "RLE" and ptype == "BOOLEAN":
-                from scan.encodings.rle import decode_rle_booleans
-                values, _ = decode_rle_booleans(data, pos, len(data), n_valid)
-                heap = None
-            elif enc in _OTHER_DECODERS:
-                values, heap = _OTHER_DECODERS[enc](data, pos, ptype, tlen, n_valid)
             else:
-                raise UnsupportedFeatureError(f"encoding {enc} for {ptype} columns")
+                values, heap = decode_other_encoding(enc, data, pos, ptype, tlen, n_valid)
             if len(values) != n_valid:
                 raise FileFormatError(f"page has {len(values)} values but its levels say "
                                       f"{n_valid} are present")

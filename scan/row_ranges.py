@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 
 from scan import thrift as T
-from scan.errors import FileFormatError, UnsupportedFeatureError
+from scan.errors import FileFormatError
 from scan.pages import DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, Arena, _chunk_memo, _make_page
 
 OFFSET_EVERY = 1024
@@ -276,17 +276,14 @@ class ChunkState:
                 return self.dictionary
             if self.dict_pos is None:
                 raise FileFormatError("dictionary-encoded page without a dictionary page")
-            from scan.encodings.plain import decode_plain
+            from scan.column import decode_dictionary_page
             page = self._decompress(self.dict_pos, 0)
             if page is None or page.kind != DICTIONARY_PAGE:
                 raise FileFormatError("dictionary-encoded page without a dictionary page")
-            if page.encoding not in ("PLAIN", "PLAIN_DICTIONARY"):
-                raise UnsupportedFeatureError(f"dictionary page encoding {page.encoding}")
             col = self.col
-            phys, _ = decode_plain(page.owner, page.base, page.base + len(page.data),
-                                   col.physical_type, page.num_values, col.type_length)
-            heap = page.owner if col.physical_type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY") \
-                else None
+            phys, heap = decode_dictionary_page(
+                page, None, col.physical_type, col.type_length,
+                col.physical_type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"))
             values, sheap = to_storage(phys, heap, col)
             self.dictionary = (phys, heap, values, sheap)
             self.nbytes += self._own_bytes(page) + getattr(values, "nbytes", 0)
@@ -361,7 +358,7 @@ def clear_chunk_states() -> None:
 def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes=False):
     """Rows [start, start+count) of the chunk: (values, nulls or None, heap,
     codes or None, dictionary storage or None), values in engine storage."""
-    from scan.column import _def_levels, _values_start, _OTHER_DECODERS, _empty
+    from scan.column import _def_levels, _values_start, _empty, decode_other_encoding
     from scan.levels import nulls_from_def_levels, scatter_dense
     stop = start + count
     first = int(np.searchsorted(state.starts, start, "right")) - 1
@@ -379,7 +376,7 @@ def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes
         page = state.page(i)
         try:
             part = _page_range(state, i, page, a, b, to_storage, want_codes,
-                               _def_levels, _values_start, _OTHER_DECODERS, _empty,
+                               _def_levels, _values_start, decode_other_encoding, _empty,
                                nulls_from_def_levels, scatter_dense)
         except FileFormatError as e:
             raise FileFormatError(str(e), page=i) from None
@@ -424,7 +421,8 @@ def _concat_storage(parts):
 
 def _page_range(state, i, page, a, b, to_storage, want_codes, _def_levels, _values_start,
                 others, _empty, nulls_from_def_levels, scatter_dense):
-    """Rows [a, b) of data page i: (storage values, nulls, heap, codes)."""
+    """Rows [a, b) of data page i: (storage values, nulls, heap, codes).
+    ``others`` decodes the encodings that are neither PLAIN nor dictionary."""
     from scan.column import _dictionary_values
     from scan.encodings.dictionary import decode_dictionary_indices, gather
     from scan.encodings.plain import decode_plain
@@ -503,14 +501,9 @@ def _page_range(state, i, page, a, b, to_storage, want_codes, _def_levels, _valu
         if enc == "PLAIN":
             v, _ = decode_plain(data, pos, len(data), ptype, a0 + cnt, tlen)
             h = None
-        elif enc == "RLE" and ptype == "BOOLEAN":
-            from scan.encodings.rle import decode_rle_booleans
-            v, _ = decode_rle_booleans(data, pos, len(data), a0 + cnt)
-            h = None
-        elif enc in others:
-            v, h = others[enc](data, pos, ptype, tlen, n_valid)
-        else:
-            raise UnsupportedFeatureError(f"encoding {enc} for {ptype} columns")
+        else:       # RLE booleans need only the values up to the range's end
+            count = a0 + cnt if enc == "RLE" else n_valid
+            v, h = others(enc, data, pos, ptype, tlen, count)
         values, heap = to_storage(v[a0:a0 + cnt], h, col)
     if nulls is not None:
         values = scatter_dense(values, nulls)[a:b]

@@ -74,7 +74,8 @@ def sum_float_update(gid, vals, nulls, acc):
 
 @njit(nogil=True, cache=True)
 def minmax_int_update(gid, vals, nulls, acc, has, is_max):
-    """Min or max of int64 values per group; has[g] = 1 once a value was seen."""
+    """Min or max of int64 (or uint64) values per group; has[g] = 1 once a
+    value was seen."""
     for i in range(gid.shape[0]):
         if nulls[i]:
             continue
@@ -90,22 +91,8 @@ def minmax_int_update(gid, vals, nulls, acc, has, is_max):
             acc[g] = v
 
 
-@njit(nogil=True, cache=True)
-def minmax_uint_update(gid, vals, nulls, acc, has, is_max):
-    """As minmax_int_update for uint64 values (also float sort keys)."""
-    for i in range(gid.shape[0]):
-        if nulls[i]:
-            continue
-        g = gid[i]
-        v = vals[i]
-        if not has[g]:
-            acc[g] = v
-            has[g] = 1
-        elif is_max:
-            if v > acc[g]:
-                acc[g] = v
-        elif v < acc[g]:
-            acc[g] = v
+# uint64 values (also float sort keys): the same kernel, compiled for uint64
+minmax_uint_update = minmax_int_update
 
 
 @njit(nogil=True, cache=True)
