@@ -35,6 +35,9 @@ class Sink:
     # False: the rows' order is not observable (a plain file scan with
     # preserve_order off), so a sink may keep them in completion order.
     keep_order = True
+    # worker threads of the run (set by engine.scheduler.run_pipeline); a
+    # merge may spread work over them with engine.scheduler.parallel_map
+    threads = 1
 
     def make_local(self):
         return []

@@ -57,11 +57,48 @@ def _pool(threads: int) -> ThreadPoolExecutor:
         return pool
 
 
+def parallel_map(fn, items, threads: int) -> list:
+    """[fn(x) for x in items], run on up to ``threads`` pool workers (in
+    order of items; the first exception is re-raised after all finished).
+    Sinks use it for their merge phase (partitioned merges, sorting runs).
+    Called from a pool worker itself it runs inline, so it cannot deadlock."""
+    items = list(items)
+    threads = max(1, min(int(threads), len(items)))
+    if threads == 1 or threading.current_thread().name.startswith("pqdb-worker"):
+        return [fn(x) for x in items]
+    lock = threading.Lock()
+    next_index = [0]
+    results: list = [None] * len(items)
+
+    def worker():
+        while True:
+            with lock:
+                i = next_index[0]
+                if i >= len(items):
+                    return
+                next_index[0] = i + 1
+            results[i] = fn(items[i])
+
+    futures = [_pool(threads).submit(worker) for _ in range(threads)]
+    error = None
+    for f in futures:
+        try:
+            f.result()
+        except BaseException as e:
+            if error is None:
+                error = e
+    if error is not None:
+        raise error
+    return results
+
+
 def run_pipeline(pipeline: Pipeline, threads: int):
     """Run every morsel of the pipeline's source through it; return the
-    sink's merged result."""
+    sink's merged result.  The sink's ``threads`` attribute is set to the
+    thread count, so its merge can use parallel_map."""
     tune_allocator()
     sink = pipeline.sink
+    sink.threads = max(1, int(threads))
     morsels = pipeline.source.morsels()
     threads = max(1, min(threads, len(morsels)))
     if threads == 1:
