@@ -58,6 +58,12 @@ class ParquetFile:
         self.columns = self.metadata.columns
         self.row_groups = self.metadata.row_groups
         self._by_name = {c.name: c.index for c in self.columns}
+        # parsed page indexes, per (kind, row group, column): a file is
+        # immutable while open, so each is parsed once, not once per morsel
+        self._page_indexes: dict = {}
+        # derived per-file data other rooms keep with the file (e.g. the
+        # engine's pruning ranges); cleared with the file
+        self.memo: dict = {}
         self._pads_chunks = _old_parquet_mr(self.metadata.created_by)
 
     def _read_footer(self) -> FileMetadata:
@@ -82,7 +88,7 @@ class ParquetFile:
         page index ColumnIndex of that chunk (scan/pageindex.py), or None."""
         if column is not None:
             from scan.pageindex import read_column_index
-            return read_column_index(self, name, column)
+            return self._page_index("column", name, column, read_column_index)
         try:
             return self._by_name[name]
         except KeyError:
@@ -194,7 +200,17 @@ class ParquetFile:
     def offset_index(self, row_group: int, column: int):
         """The page index OffsetIndex of one chunk (scan/pageindex.py), or None."""
         from scan.pageindex import read_offset_index
-        return read_offset_index(self, row_group, column)
+        return self._page_index("offset", row_group, column, read_offset_index)
+
+    def _page_index(self, kind: str, row_group: int, column: int, read):
+        key = (kind, row_group, column)
+        try:
+            return self._page_indexes[key]
+        except KeyError:
+            pass
+        index = read(self, row_group, column)     # errors are not cached: they re-raise
+        self._page_indexes[key] = index
+        return index
 
     def bloom_filter(self, row_group: int, column: int):
         """The split-block bloom filter of one chunk (scan/bloom.py), or None."""

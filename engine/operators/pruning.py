@@ -251,7 +251,19 @@ def _zero_sign(lo, hi):
 
 
 def chunk_range(pf, rg: int, c: int) -> ValueRange:
-    """Footer statistics of column chunk ``c`` of row group ``rg``."""
+    """Footer statistics of column chunk ``c`` of row group ``rg`` (decoded
+    once per open file; callers must not modify the result)."""
+    memo = getattr(pf, "memo", None)
+    if memo is None:
+        return _chunk_range(pf, rg, c)
+    key = ("chunk_range", rg, c)
+    rng = memo.get(key)
+    if rng is None:
+        rng = memo[key] = _chunk_range(pf, rg, c)
+    return rng
+
+
+def _chunk_range(pf, rg: int, c: int) -> ValueRange:
     col = pf.columns[c]
     meta = pf.row_groups[rg]
     required = col.max_def_level == 0
@@ -281,7 +293,19 @@ def chunk_range(pf, rg: int, c: int) -> ValueRange:
 
 
 def page_ranges(pf, rg: int, c: int, ci, row_counts, chunk: ValueRange) -> list:
-    """One ValueRange per page of column ``c`` from its ColumnIndex."""
+    """One ValueRange per page of column ``c`` from its ColumnIndex (built
+    once per open file; callers must not modify the result)."""
+    memo = getattr(pf, "memo", None)
+    if memo is None:
+        return _page_ranges(pf, rg, c, ci, row_counts, chunk)
+    key = ("page_ranges", rg, c)
+    out = memo.get(key)
+    if out is None:
+        out = memo[key] = _page_ranges(pf, rg, c, ci, row_counts, chunk)
+    return out
+
+
+def _page_ranges(pf, rg: int, c: int, ci, row_counts, chunk: ValueRange) -> list:
     col = pf.columns[c]
     usable = _compare_order(col, pf.metadata.raw.get("column_orders")) is not None
     out = []

@@ -94,6 +94,7 @@ class ScanSource(Source):
         self.pruner = ScanPruner(self.filters, getattr(ctx, "pruning", None))
         self.rows_pruned = 0
         self.row_groups_pruned = 0
+        self._open: dict = {}            # path -> ParquetFile for this query's run
 
     def _file_columns(self, path, pf) -> list[int]:
         by_name = {c.name: i for i, c in enumerate(pf.columns)}
@@ -113,7 +114,7 @@ class ScanSource(Source):
     def morsels(self) -> list:
         out = []
         for path in self.node.files:
-            pf = self.ctx.open_file(path)
+            pf = self._open[path] = self.ctx.open_file(path)
             cols = self._file_columns(path, pf)
             for rg, meta in enumerate(pf.row_groups):
                 if meta.num_rows == 0:
@@ -148,7 +149,7 @@ class ScanSource(Source):
     def _morsel_blocks(self, morsel):
         path, rg, cols, start, num_rows, rg_rows = morsel
         rng = {} if num_rows == rg_rows else {"row_start": start, "row_count": num_rows}
-        pf = self.ctx.open_file(path)
+        pf = self._open.get(path) or self.ctx.open_file(path)
         if self.pruner.active and not self.pruner.range_may_match(
                 pf, rg, cols, start, num_rows, key=path):
             return                      # page index: no row here can match
