@@ -115,7 +115,8 @@ def _order_region(root: Node) -> Node:
 
 
 def _connecting_selectivity(a: _Component, b: _Component, pending) -> float | None:
-    """Selectivity of the equalities between a and b, None when none exist."""
+    """Selectivity of the equalities between a and b (the most selective
+    one: composite keys are correlated), None when none exist."""
     sel = None
     for c, ls in pending:
         if not ls <= (a.leaves | b.leaves) or ls <= a.leaves or ls <= b.leaves:
@@ -125,7 +126,7 @@ def _connecting_selectivity(a: _Component, b: _Component, pending) -> float | No
         if pair is None:
             continue
         s = cardinality.equi_selectivity(a.node, pair[0], b.node, pair[1])
-        sel = s if sel is None else sel * s
+        sel = s if sel is None else min(sel, s)     # see planner/cardinality.py
     return sel
 
 
