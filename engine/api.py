@@ -257,7 +257,8 @@ class Connection:
     def _run_plan(self, plan) -> Result:
         from engine.context import ExecutionContext
         from engine.executor import execute
-        ctx = ExecutionContext(self._config, self._catalog.open_file)
+        ctx = ExecutionContext(self._config, self._catalog.open_file,
+                               caches=self._catalog.memory_caches())
         out = execute(plan, ctx)
         types = [f.type for f in plan.schema]
         if isinstance(out, list):
@@ -282,7 +283,8 @@ class Connection:
 
     def close(self) -> None:
         self._closed = True
-        self._catalog = Catalog(self._config)     # drop open files and buffers
+        self._catalog.close()                     # drop open files and cached bytes
+        self._catalog = Catalog(self._config)
 
     @property
     def closed(self) -> bool:

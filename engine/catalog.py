@@ -2,8 +2,14 @@
 
 Table specs are paths, globs, or directories (every ``*.parquet`` below it,
 sorted).  Files are opened through one cache keyed by path + size + mtime, so
-a rewritten file is reopened, and all share one BufferManager sized from
-``Config.memory_limit``.
+a rewritten file is reopened, and all share one BufferManager.
+
+Memory: the BufferManager keeps at most ``buffer_memory`` bytes of compressed
+chunks (the row groups in flight and a cache for later queries), and never
+more than half of ``memory_limit``; the chunk states (decompressed pages and
+the chunks they read, scan/row_ranges.py) keep at most as much, and mostly the
+same chunks.  Both count against memory_limit (``memory_caches``,
+engine/context.py) and are evicted first when operators need the memory.
 """
 
 from __future__ import annotations
@@ -53,15 +59,35 @@ class Catalog:
     # ---------------------------------------------------------------- files
     @property
     def buffer_manager(self):
-        """The connection's BufferManager (recreated when memory_limit changes)."""
-        budget = self.config.memory_limit
+        """The connection's BufferManager (its budget follows memory_limit
+        and buffer_memory; a smaller one evicts at once)."""
+        budget = buffer_budget(self.config)
         if self._buffer_manager is None or self._budget != budget:
             from scan.io.buffer_manager import BufferManager
+            from scan.row_ranges import DEFAULT_CHUNK_CACHE_BUDGET, set_chunk_cache_budget
             with self._lock:
-                self._buffer_manager = BufferManager(budget)
+                if self._buffer_manager is None:
+                    self._buffer_manager = BufferManager(budget)
+                else:
+                    self._buffer_manager.set_budget(budget)
                 self._budget = budget
-                self._files.clear()     # open files hold the old manager
+            # process-wide: the connection configured last sets it
+            set_chunk_cache_budget(min(DEFAULT_CHUNK_CACHE_BUDGET, budget))
         return self._buffer_manager
+
+    def memory_caches(self) -> tuple:
+        """The caches a query's MemoryTracker counts and evicts, in eviction
+        order: the chunk states, then the buffer manager."""
+        from scan.row_ranges import chunk_cache
+        return (chunk_cache, self.buffer_manager)
+
+    def close(self) -> None:
+        """Drop the open files and the cached bytes (and the chunk states
+        reading them)."""
+        with self._lock:
+            self._files.clear()
+        if self._buffer_manager is not None:
+            self._buffer_manager.invalidate()
 
     def open_file(self, path: str):
         """The scan.ParquetFile of ``path``, cached while the file is unchanged."""
@@ -122,6 +148,12 @@ class Catalog:
                 raise BinderError(_schema_mismatch(first, columns, path, cols))
             rows += int(pf.num_rows)
         return TableInfo(files=files, columns=columns or [], row_count=rows)
+
+
+def buffer_budget(config: Config) -> int:
+    """Bytes the buffer manager may keep: buffer_memory, at most half of
+    memory_limit."""
+    return min(config.buffer_memory, config.memory_limit // 2)
 
 
 def table_columns(pf) -> list:

@@ -54,6 +54,8 @@ def _parse_positive_int(value) -> int:
 class Config:
     threads: int = 0                      # 0 = all cores
     memory_limit: int = 8 << 30           # bytes; accepts "4GB", "512MiB"
+    buffer_memory: int = 1 << 30          # compressed chunks kept (in flight + cache); at
+                                          # most memory_limit / 2, counted against it
     block_rows: int = 65536               # rows per block (upper bound)
     block_bytes: int = 16 << 20           # a scan block's buffer: rows = bytes / row width
     preserve_order: bool = True           # plain scans return rows in file order
@@ -67,6 +69,7 @@ class Config:
     _PARSERS = {
         "threads": lambda v: 0 if str(v).strip() == "0" else _parse_positive_int(v),
         "memory_limit": _parse_bytes,
+        "buffer_memory": _parse_bytes,
         "block_rows": _parse_positive_int,
         "block_bytes": _parse_bytes,
         "preserve_order": _parse_bool,

@@ -10,27 +10,60 @@ from engine.config import Config
 from engine.errors import MemoryLimitError
 
 
-class MemoryTracker:
-    """Counts bytes held by hash tables and materialized intermediates;
-    raises MemoryLimitError past the limit.  Thread-safe."""
+def format_bytes(n: int) -> str:
+    """``n`` bytes for people: "50.0 MiB"."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if abs(n) >= 1 << shift:
+            return f"{n / (1 << shift):.1f} {unit}"
+    return f"{n} bytes"
 
-    def __init__(self, limit: int):
+
+class MemoryTracker:
+    """Counts bytes held by hash tables, materialized intermediates and scan
+    buffers, against ``limit``, together with the bytes of the caches
+    (``caches``: objects with ``bytes_cached`` and ``shrink(nbytes) -> freed``,
+    e.g. the buffer manager and the chunk-state cache).  A reservation that
+    does not fit evicts the caches first; when the reservations alone would
+    pass the limit it raises MemoryLimitError.  Thread-safe."""
+
+    def __init__(self, limit: int, caches=()):
         self.limit = limit
+        self.caches = tuple(caches)
         self.used = 0
         self.peak = 0
+        self.evicted = 0          # cache bytes evicted to make room
         self._lock = threading.Lock()
+
+    def cached(self) -> int:
+        """Bytes the caches hold now."""
+        return sum(c.bytes_cached for c in self.caches)
 
     def reserve(self, nbytes: int, what: str = "intermediate result") -> None:
         if nbytes == 0:
             return
         with self._lock:
-            if nbytes > 0 and self.used + nbytes > self.limit:
-                raise MemoryLimitError(
-                    f"memory_limit of {self.limit} bytes exceeded by {what} "
-                    f"(holding {self.used} bytes, needing {nbytes} more); "
-                    f"raise it with SET memory_limit = '...'")
+            if nbytes > 0:
+                if self.used + nbytes > self.limit:
+                    raise MemoryLimitError(
+                        f"memory_limit of {format_bytes(self.limit)} ({self.limit} bytes) "
+                        f"exceeded by {what}: it needs {format_bytes(nbytes)} more while this "
+                        f"query holds {format_bytes(self.used)} (caches are evicted first); "
+                        f"raise it with SET memory_limit = '...'")
+                if self.caches:
+                    self._make_room(self.used + nbytes - self.limit)
             self.used += nbytes
             self.peak = max(self.peak, self.used)
+
+    def _make_room(self, headroom: int) -> None:
+        """Evict caches (in order) until they fit into the limit minus what
+        is reserved; ``headroom`` = reserved - limit (<= 0). Lock held."""
+        excess = headroom + self.cached()
+        for cache in self.caches:
+            if excess <= 0:
+                return
+            freed = cache.shrink(excess)
+            self.evicted += freed
+            excess -= freed
 
     def release(self, nbytes: int) -> None:
         with self._lock:
@@ -92,7 +125,10 @@ class ExecutionContext:
     open_file: Callable[[str], object]          # path -> scan.ParquetFile (cached)
     memory: MemoryTracker | None = field(default=None)
     pruning: PruningCounters = field(default_factory=PruningCounters)
+    caches: tuple | None = None                 # counted against memory_limit, evicted first
 
     def __post_init__(self):
+        if self.caches is None:
+            self.caches = ()
         if self.memory is None:
-            self.memory = MemoryTracker(self.config.memory_limit)
+            self.memory = MemoryTracker(self.config.memory_limit, self.caches)

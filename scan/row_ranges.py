@@ -18,7 +18,8 @@ shared by all morsels holds
     every ``OFFSET_EVERY``-th value, so later morsels jump to their start row
     instead of decoding from the start of the page.
 
-States live in a small LRU bounded by bytes (``set_chunk_cache_budget``).
+States live in a small LRU bounded by bytes (``set_chunk_cache_budget``), and
+no longer than their compressed chunk stays in the buffer manager.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from numba import njit
 
 from scan import thrift as T
 from scan.errors import FileFormatError
+from scan.io.buffer_manager import add_eviction_listener
 from scan.pages import DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, Arena, _chunk_memo, _make_page
 
 OFFSET_EVERY = 1024
@@ -321,14 +323,46 @@ class ChunkState:
         return offs
 
 
+# -- the chunk-state cache ------------------------------------------------
+# An LRU bounded by what the states keep alive: decompressed pages,
+# dictionaries, string arenas and the compressed chunk each one reads.  A
+# state goes when the buffer manager evicts its chunk (forget_buffer), so
+# evicted chunks stay pinned no longer than a morsel uses them.
+# engine/context.py counts ``chunk_cache`` (the decoded bytes; the chunks are
+# the manager's) against memory_limit and shrinks it first.
 _STATES: OrderedDict = OrderedDict()
+_BY_BUFFER: dict = {}                    # id(compressed chunk) -> key of its state
 _STATES_LOCK = threading.Lock()
-_BUDGET = [256 << 20]
+DEFAULT_CHUNK_CACHE_BUDGET = 256 << 20
+_BUDGET = [DEFAULT_CHUNK_CACHE_BUDGET]
+
+
+def _drop(key) -> ChunkState:
+    st = _STATES.pop(key)
+    if _BY_BUFFER.get(id(st.buf)) == key:
+        del _BY_BUFFER[id(st.buf)]
+    return st
+
+
+def _evict_to(budget: int, keep=None) -> None:
+    """Drop least-recently-used states until they fit (lock held)."""
+    total = sum(st.size() + st.buf.nbytes for st in _STATES.values())
+    for key in [k for k in _STATES if k != keep]:
+        if total <= budget:
+            break
+        st = _drop(key)
+        total -= st.size() + st.buf.nbytes
 
 
 def set_chunk_cache_budget(nbytes: int) -> None:
-    """Bytes of decompressed pages and dictionaries kept across morsels."""
-    _BUDGET[0] = max(int(nbytes), 0)
+    """Bytes the chunk states may keep alive; states past it go now."""
+    with _STATES_LOCK:
+        _BUDGET[0] = max(int(nbytes), 0)
+        _evict_to(_BUDGET[0])
+
+
+def chunk_cache_budget() -> int:
+    return _BUDGET[0]
 
 
 def chunk_state(key, make) -> ChunkState:
@@ -343,16 +377,48 @@ def chunk_state(key, make) -> ChunkState:
         if have is not None:
             return have
         _STATES[key] = st
-        total = sum(s.size() for s in _STATES.values())
-        while total > _BUDGET[0] and len(_STATES) > 1:
-            _, old = _STATES.popitem(last=False)
-            total -= old.size()
+        _BY_BUFFER[id(st.buf)] = key
+        _evict_to(_BUDGET[0], keep=key)
     return st
+
+
+def forget_buffer(buf) -> None:
+    """The buffer manager evicted ``buf``: drop the state reading it."""
+    with _STATES_LOCK:
+        key = _BY_BUFFER.get(id(buf))
+        if key is not None and _STATES[key].buf is buf:
+            _drop(key)
 
 
 def clear_chunk_states() -> None:
     with _STATES_LOCK:
         _STATES.clear()
+        _BY_BUFFER.clear()
+
+
+class _ChunkStateCache:
+    """The chunk states as memory accounting sees them (engine/context.py)."""
+
+    @property
+    def bytes_cached(self) -> int:
+        """Decoded bytes kept alive (not the compressed chunks)."""
+        with _STATES_LOCK:
+            return sum(st.size() for st in _STATES.values())
+
+    def shrink(self, nbytes: int) -> int:
+        """Drop least-recently-used states until ``nbytes`` decoded bytes
+        are freed or none is left; the bytes freed."""
+        freed = 0
+        with _STATES_LOCK:
+            for key in list(_STATES):
+                if freed >= nbytes:
+                    break
+                freed += _drop(key).size()
+        return freed
+
+
+chunk_cache = _ChunkStateCache()
+add_eviction_listener(forget_buffer)
 
 
 def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes=False):

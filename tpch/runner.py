@@ -65,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--cold", choices=("subprocess", "none"), default="subprocess",
                    help="cold run in a fresh process per engine and query, or none")
     r.add_argument("--cold-timeout", type=float, default=900.0)
+    r.add_argument("--memory", action="store_true",
+                   help="peak memory of every engine, each query in a fresh process")
     r.add_argument("--label", default=None, help="layout name in plots (default: data dir name)")
     r.add_argument("--out", default=None, help="directory for report.json, report.md, speedup.png")
     r.add_argument("--json", default=None, help="JSON report path")
@@ -104,7 +106,8 @@ def main(argv=None) -> int:
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     print(f"TPC-H sf{args.sf:g}, {threads} threads, min of {args.repeat} warm runs (s)", flush=True)
     report = run_benchmark(args.sf, args.data, engines, _parse_queries(args.queries), args.repeat,
-                           threads, cold=args.cold, cold_timeout=args.cold_timeout, label=args.label)
+                           threads, cold=args.cold, cold_timeout=args.cold_timeout,
+                           label=args.label, memory=args.memory)
     write_outputs(report, args.out, args.json)
     failures = [q for q, e in report["queries"].items()
                 if e.get("pqdb", {}).get("status", "ok") != "ok"]

@@ -4,6 +4,18 @@ Pages are variable size (one column chunk, or a footer), keyed by
 (source identity, offset, length), evicted least-recently-used when the
 memory budget is exceeded; never written back.  Thread-safe: two threads
 asking for the same range cause one read.
+
+The budget bounds the compressed bytes kept: the chunks of the row groups in
+flight and, beyond them, a cache that saves later queries the re-read, the
+page-header parse and the CRC check.  The engine counts ``bytes_cached``
+against its memory_limit and calls ``shrink`` when operators need the memory
+(engine/context.py): the cache is evicted first.  A page some reader still
+holds stays alive until it lets go; eviction only forgets it.
+
+Whoever derives state from a cached page (scan/row_ranges.py's chunk states
+keep the decompressed pages of a chunk) registers ``add_eviction_listener``
+and drops that state when the page leaves the cache, so evicted bytes do not
+stay pinned.
 """
 
 from __future__ import annotations
@@ -14,6 +26,21 @@ from collections import OrderedDict
 import numpy as np
 
 DEFAULT_BUDGET = 1 << 30
+
+_LISTENERS: list = []
+
+
+def add_eviction_listener(fn) -> None:
+    """Call ``fn(page)`` (the evicted uint8 array) whenever any buffer
+    manager evicts or invalidates a page; called without locks held."""
+    if fn not in _LISTENERS:
+        _LISTENERS.append(fn)
+
+
+def _notify(pages) -> None:
+    for page in pages:
+        for fn in _LISTENERS:
+            fn(page)
 
 
 class _Pending:
@@ -29,13 +56,14 @@ class BufferManager:
     """LRU cache of byte ranges under a memory budget."""
 
     def __init__(self, memory_budget_bytes: int = DEFAULT_BUDGET):
-        self.memory_budget_bytes = int(memory_budget_bytes)
+        self.memory_budget_bytes = max(int(memory_budget_bytes), 0)
         self._pages: OrderedDict = OrderedDict()
         self._pending: dict = {}
         self._used = 0
         self._lock = threading.Lock()
         self.reads = 0          # number of source reads (for tests and stats)
         self.hits = 0
+        self.peak_bytes = 0     # most bytes cached at once
 
     @property
     def bytes_cached(self) -> int:
@@ -75,28 +103,55 @@ class BufferManager:
         with self._lock:
             del self._pending[key]
             self.reads += 1
+            evicted = []
             if length <= self.memory_budget_bytes:
                 self._pages[key] = out
                 self._used += out.nbytes
-                self._evict()
+                evicted = self._evict_to(self.memory_budget_bytes)
+                self.peak_bytes = max(self.peak_bytes, self._used)
         pending.event.set()
+        _notify(evicted)
         return out
 
-    def _evict(self) -> None:
-        while self._used > self.memory_budget_bytes and self._pages:
+    def _evict_to(self, target: int) -> list:
+        """Drop least-recently-used pages until at most ``target`` bytes
+        stay (lock held); the dropped pages, for the listeners."""
+        evicted = []
+        while self._used > target and self._pages:
             _, page = self._pages.popitem(last=False)
             self._used -= page.nbytes
+            evicted.append(page)
+        return evicted
+
+    def shrink(self, nbytes: int) -> int:
+        """Evict least-recently-used pages until ``nbytes`` are freed (or
+        the cache is empty); the bytes freed."""
+        with self._lock:
+            before = self._used
+            evicted = self._evict_to(max(before - int(nbytes), 0))
+            freed = before - self._used
+        _notify(evicted)
+        return freed
+
+    def set_budget(self, memory_budget_bytes: int) -> None:
+        """A new budget; pages past it are evicted now."""
+        with self._lock:
+            self.memory_budget_bytes = max(int(memory_budget_bytes), 0)
+            evicted = self._evict_to(self.memory_budget_bytes)
+        _notify(evicted)
 
     def invalidate(self, source=None) -> None:
         """Drop every cached page (of ``source`` only, when given)."""
         with self._lock:
             if source is None:
+                evicted = list(self._pages.values())
                 self._pages.clear()
                 self._used = 0
-                return
-            ident = source.identity()
-            for key in [k for k in self._pages if k[0] == ident]:
-                self._used -= self._pages.pop(key).nbytes
+            else:
+                ident = source.identity()
+                evicted = [self._pages.pop(k) for k in [k for k in self._pages if k[0] == ident]]
+                self._used -= sum(p.nbytes for p in evicted)
+        _notify(evicted)
 
 
 _default: BufferManager | None = None

@@ -135,7 +135,7 @@ def test_hypothesis_ranges_match_pyarrow(tmp_path_factory, n, page, dictionary, 
     strs = [("s" * int(x % 15)) + str(x) for x in rng.integers(0, 30, n)]
     if nulls:
         valid = rng.random(n) < 0.8
-        table = pa.table({"i": pa.array(ints, mask=~valid), "s": pa.array(strs, mask=~valid)})
+        table = pa.table({"i": pa.array(ints, type=pa.int64(), mask=~valid), "s": pa.array(strs, type=pa.string(), mask=~valid)})
     else:
         table = pa.table({"i": pa.array(ints), "s": pa.array(strs)})
     path = tmp_path_factory.mktemp("hyp") / "t.parquet"
