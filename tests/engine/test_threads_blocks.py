@@ -110,6 +110,7 @@ def test_memory_limit_is_a_clear_error(tpch_sf001):
 
 
 def test_peak_memory_probe_sees_an_allocation():
+    import mmap
     import time
 
     import numpy as np
@@ -117,10 +118,13 @@ def test_peak_memory_probe_sees_an_allocation():
     from engine.memory_probe import PeakMemory, current_rss
     before = current_rss()
     with PeakMemory(interval=0.001) as peak:
-        a = np.ones(64 << 20, np.uint8)          # 64 MiB, touched
-        a[::4096] = 2
-        time.sleep(0.05)                         # the sampler runs every millisecond
+        # fresh pages from the kernel (not free heap the process already holds)
+        region = mmap.mmap(-1, 64 << 20)
+        a = np.frombuffer(region, np.uint8)
+        a[::4096] = 2                            # 64 MiB, touched
+        time.sleep(0.05)                         # a sampler would run every millisecond
         del a
+        region.close()
     assert peak.bytes >= before
     if before:                                   # Linux: the sampler saw the array
         assert peak.bytes - before >= 32 << 20
