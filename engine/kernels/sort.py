@@ -1,14 +1,16 @@
 """Sorting kernels: order-preserving integer keys for every storage type,
-bytewise string comparison and dense string ranks, string gathering."""
+bytewise string comparison and dense string ranks (MSD radix over 8-byte
+chunks), a stable LSD radix sort of (key, index) pairs, string gathering."""
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from engine.kernels.strings import _cmp_one as compare_strings  # noqa: F401 (used by aggregates)
+from engine.kernels.strings import _cmp_one as compare_strings  # also used by aggregates
 
 _LOW32 = np.uint64(0xFFFFFFFF)
+_BYTE = np.uint64(0xFF)
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -22,91 +24,137 @@ def byte_at(w0, w1, heap, k):
     return np.int64(heap[np.int64(w1) + k])
 
 
-@njit(nogil=True, cache=True)
-def prefix_keys(views, heap, out):
-    """First 8 bytes of each string, big endian (so integer order = byte order)."""
-    for i in range(views.shape[0]):
-        w0 = views[i, 0]
-        w1 = views[i, 1]
-        length = np.int64(w0 & np.uint64(0xFFFFFFFF))
-        m = length if length < 8 else 8
-        acc = np.uint64(0)
-        for k in range(m):
-            acc |= np.uint64(byte_at(w0, w1, heap, k)) << np.uint64(8 * (7 - k))
-        out[i] = acc
+@njit(nogil=True, cache=True, inline="always")
+def chunk_at(w0, w1, heap, depth):
+    """Bytes depth..depth+7 of a string, big endian, zero padded (so integer
+    order is byte order)."""
+    length = np.int64(w0 & _LOW32)
+    end = min(length, depth + 8)
+    acc = np.uint64(0)
+    for k in range(depth, end):
+        acc |= np.uint64(byte_at(w0, w1, heap, k)) << np.uint64(8 * (7 - k + depth))
+    return acc
 
 
 @njit(nogil=True, cache=True)
-def _merge_sort_run(idx, lo, hi, tmp, views, heap):
-    width = 1
-    n = hi - lo
-    while width < n:
-        start = lo
-        while start < hi:
-            mid = min(start + width, hi)
-            end = min(start + 2 * width, hi)
-            a, b, k = start, mid, start
-            while a < mid and b < end:
-                ia = idx[a]
-                ib = idx[b]
-                if compare_strings(views[ib, 0], views[ib, 1], heap,
-                                   views[ia, 0], views[ia, 1], heap) < 0:
-                    tmp[k] = ib
-                    b += 1
-                else:
-                    tmp[k] = ia
-                    a += 1
-                k += 1
-            while a < mid:
-                tmp[k] = idx[a]
-                a += 1
-                k += 1
-            while b < end:
-                tmp[k] = idx[b]
-                b += 1
-                k += 1
-            start = end
+def radix_sort_pairs(keys, idx, tmp_keys, tmp_idx):
+    """Stable sort of (keys, idx) by the uint64 keys (LSD, 8-bit digits,
+    digits equal in every row skipped); the result is left in keys/idx."""
+    n = keys.shape[0]
+    if n < 2:
+        return
+    counts = np.zeros((8, 256), np.int64)
+    for i in range(n):
+        k = keys[i]
+        for d in range(8):
+            counts[d, np.int64((k >> np.uint64(8 * d)) & _BYTE)] += 1
+    src_k, src_i, dst_k, dst_i = keys, idx, tmp_keys, tmp_idx
+    swapped = False
+    offsets = np.empty(256, np.int64)
+    for d in range(8):
+        shift = np.uint64(8 * d)
+        if counts[d, np.int64((keys[0] >> shift) & _BYTE)] == n:
+            continue
+        total = 0
+        for b in range(256):
+            offsets[b] = total
+            total += counts[d, b]
+        for i in range(n):
+            k = src_k[i]
+            b = np.int64((k >> shift) & _BYTE)
+            p = offsets[b]
+            dst_k[p] = k
+            dst_i[p] = src_i[i]
+            offsets[b] = p + 1
+        src_k, src_i, dst_k, dst_i = dst_k, dst_i, src_k, src_i
+        swapped = not swapped
+    if swapped:
+        keys[:] = tmp_keys
+        idx[:] = tmp_idx
+
+
+@njit(nogil=True, cache=True)
+def _insertion_sort(order, lo, hi, views, heap):
+    for i in range(lo + 1, hi):
+        r = order[i]
+        j = i - 1
+        while j >= lo and compare_strings(views[r, 0], views[r, 1], heap,
+                                          views[order[j], 0], views[order[j], 1], heap) < 0:
+            order[j + 1] = order[j]
+            j -= 1
+        order[j + 1] = r
+
+
+@njit(nogil=True, cache=True)
+def string_sort_ranks(views, heap):
+    """Dense int64 ranks of strings in bytewise order.  MSD radix: rows are
+    sorted by bytes 0..7, then every group tying there by bytes 8..15, and
+    so on; groups of strings that all ended tie up to trailing zero bytes
+    and are ordered by length; groups of one view (a dictionary entry) are
+    done; small groups are insertion-sorted."""
+    n = views.shape[0]
+    order = np.arange(n)
+    keys = np.empty(n, np.uint64)
+    tmp_keys = np.empty(n, np.uint64)
+    tmp_order = np.empty(n, np.int64)
+    new = np.zeros(n, np.bool_)          # sorted row k differs from row k - 1
+    if n:
+        new[0] = True
+    stack = [(0, n, 0)]
+    while len(stack):
+        lo, hi, depth = stack.pop()
+        if hi - lo <= 16:
+            _insertion_sort(order, lo, hi, views, heap)
+            for k in range(lo + 1, hi):
+                a = order[k - 1]
+                b = order[k]
+                new[k] = compare_strings(views[a, 0], views[a, 1], heap,
+                                         views[b, 0], views[b, 1], heap) != 0
+            continue
+        first = order[lo]
+        same = True                      # one view (e.g. one dictionary entry)
+        for k in range(lo + 1, hi):
+            r = order[k]
+            if views[r, 0] != views[first, 0] or views[r, 1] != views[first, 1]:
+                same = False
+                break
+        if same:
+            continue
+        ended = True
         for k in range(lo, hi):
-            idx[k] = tmp[k]
-        width *= 2
-
-
-@njit(nogil=True, cache=True)
-def refine_and_rank(order, keys, views, heap, ranks):
-    """order sorts rows by prefix key (stable); sort runs of equal prefix by
-    full comparison, then write dense ranks (equal strings, equal rank)."""
-    n = order.shape[0]
-    tmp = np.empty(n, np.int64)
-    i = 0
-    while i < n:
-        j = i + 1
-        while j < n and keys[order[j]] == keys[order[i]]:
-            j += 1
-        if j - i > 1:
-            _merge_sort_run(order, i, j, tmp, views, heap)
-        i = j
-    r = 0
+            r = order[k]
+            w0 = views[r, 0]
+            if np.int64(w0 & _LOW32) > depth:
+                ended = False
+            keys[k] = chunk_at(w0, views[r, 1], heap, depth)
+        if ended:                        # equal but for trailing zero bytes
+            for k in range(lo, hi):
+                keys[k] = views[order[k], 0] & _LOW32
+        radix_sort_pairs(keys[lo:hi], order[lo:hi], tmp_keys[lo:hi], tmp_order[lo:hi])
+        a = lo
+        while a < hi:
+            b = a + 1
+            while b < hi and keys[b] == keys[a]:
+                b += 1
+            if a > lo:
+                new[a] = True
+            if b - a > 1 and not ended:
+                stack.append((a, b, depth + 8))
+            a = b
+    ranks = np.empty(n, np.int64)
+    r = -1
     for k in range(n):
-        if k > 0:
-            p = order[k - 1]
-            c = order[k]
-            if keys[p] != keys[c] or compare_strings(views[p, 0], views[p, 1], heap,
-                                                     views[c, 0], views[c, 1], heap) != 0:
-                r += 1
+        if new[k]:
+            r += 1
         ranks[order[k]] = r
+    return ranks
 
 
 def string_ranks(views: np.ndarray, heap: np.ndarray | None) -> np.ndarray:
     """Dense int64 ranks of strings in bytewise order."""
     views = np.ascontiguousarray(views, dtype=np.uint64).reshape(-1, 2)
     heap = np.zeros(0, np.uint8) if heap is None else np.ascontiguousarray(heap, np.uint8)
-    n = len(views)
-    keys = np.empty(n, np.uint64)
-    prefix_keys(views, heap, keys)
-    order = np.argsort(keys, kind="stable").astype(np.int64)
-    ranks = np.empty(n, np.int64)
-    refine_and_rank(order, keys, views, heap, ranks)
-    return ranks
+    return string_sort_ranks(views, heap)
 
 
 def float_sort_keys(data: np.ndarray) -> np.ndarray:
