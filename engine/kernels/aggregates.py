@@ -152,7 +152,72 @@ def mark_present(combined, seen):
 
 
 @njit(nogil=True, cache=True)
+def prepend_group_ids(gid, rows, use_rows, keys, out):
+    """out[k] = (gid[rows[k]] or gid[k], keys[k]...): (group id, value) keys."""
+    width = keys.shape[1]
+    for k in range(keys.shape[0]):
+        out[k, 0] = np.uint64(gid[rows[k]] if use_rows else gid[k])
+        for c in range(width):
+            out[k, c + 1] = keys[k, c]
+
+
+@njit(nogil=True, cache=True)
 def gather_int64(table, index, out):
     """out[i] = table[index[i]]."""
     for i in range(index.shape[0]):
         out[i] = table[index[i]]
+
+
+# ---------------------------------------------- merging thread-local states
+# absorb_*: for every k, state of group rows[k] of another accumulator is
+# added into group mapping[rows[k]] of this one (rows: a subset of its groups)
+
+@njit(nogil=True, cache=True)
+def absorb_counts(counts, mapping, rows, o_counts):
+    for k in range(rows.shape[0]):
+        r = rows[k]
+        counts[mapping[r]] += o_counts[r]
+
+
+@njit(nogil=True, cache=True)
+def absorb_sum_count_int(acc, carry, cnt, mapping, rows, o_acc, o_carry, o_cnt):
+    """Exact sums (int64 plus a 2**64 carry) and counts."""
+    for k in range(rows.shape[0]):
+        r = rows[k]
+        g = mapping[r]
+        a = acc[g]
+        v = o_acc[r]
+        s = np.int64(np.uint64(a) + np.uint64(v))
+        if ((a ^ s) & (v ^ s)) < 0:
+            carry[g] += 1 if v > 0 else -1
+        acc[g] = s
+        carry[g] += o_carry[r]
+        cnt[g] += o_cnt[r]
+
+
+@njit(nogil=True, cache=True)
+def absorb_sum_count_float(acc, cnt, mapping, rows, o_acc, o_cnt):
+    for k in range(rows.shape[0]):
+        r = rows[k]
+        g = mapping[r]
+        acc[g] += o_acc[r]
+        cnt[g] += o_cnt[r]
+
+
+@njit(nogil=True, cache=True)
+def absorb_minmax(acc, has, mapping, rows, o_acc, o_has, is_max):
+    """Min or max keys (int64, or uint64: compiled for both)."""
+    for k in range(rows.shape[0]):
+        r = rows[k]
+        if not o_has[r]:
+            continue
+        g = mapping[r]
+        v = o_acc[r]
+        if not has[g]:
+            acc[g] = v
+            has[g] = 1
+        elif is_max:
+            if v > acc[g]:
+                acc[g] = v
+        elif v < acc[g]:
+            acc[g] = v

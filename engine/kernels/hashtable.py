@@ -7,16 +7,18 @@ import numpy as np
 from numba import njit
 
 from engine.kernels.hashing import KeyColumns, hash_keys, keys_equal
+from engine.kernels.partition import partition_entries, scatter_keys
 
 _LOW32 = np.uint64(0xFFFFFFFF)
+_NO_REMAP = np.zeros(1, np.int64)
 
 
 # ------------------------------------------------------------ group table
 
 @njit(nogil=True, cache=True)
-def _group_lookup(hashes, keys, kw, heap, slots, g_hash, g_keys, g_heap, out_gid):
-    """Group id of every row whose key is in the table, else -1 (read only:
-    the fast path).  Returns the number of misses."""
+def _group_lookup(hashes, keys, kw, heap, slots, g_hash, g_keys, g_heap, out_gid, miss_rows):
+    """Group id of every row whose key is in the table (read only: the fast
+    path); the other rows are listed in miss_rows.  Returns their number."""
     mask = np.uint64(slots.shape[0] - 1)
     width = keys.shape[1]
     kf = keys.reshape(-1)
@@ -28,7 +30,7 @@ def _group_lookup(hashes, keys, kw, heap, slots, g_hash, g_keys, g_heap, out_gid
         while True:
             g = slots[pos]
             if g < 0:
-                out_gid[i] = -1
+                miss_rows[misses] = i
                 misses += 1
                 break
             if g_hash[g] == h and keys_equal(kf, heap, i, gf, g_heap, g, kw, width):
@@ -78,8 +80,7 @@ def _group_insert(hashes, keys, kw, heap, rows, start, slots, g_hash, g_keys, g_
                     ln = np.int64(kf[i * width + c] & np.uint64(0xFFFFFFFF))
                     if ln > 12:
                         off = np.int64(kf[i * width + c + 1])
-                        for k in range(ln):
-                            g_heap[hu + k] = heap[off + k]
+                        g_heap[hu:hu + ln] = heap[off:off + ln]
                         gf[ng * width + c + 1] = np.uint64(hu)
                         hu += ln
                 g_hash[ng] = h
@@ -139,22 +140,29 @@ class GroupTable:
             self._reserved = 0
 
     def insert(self, keys: KeyColumns, hashes: np.ndarray | None = None) -> np.ndarray:
-        """Group id of every row of ``keys`` (new groups are added)."""
+        """Group id of every row of ``keys`` (new groups are added): a
+        read-only lookup pass, then the rows it missed are inserted."""
         if hashes is None:
             hashes = hash_keys(keys)
         out = np.empty(keys.n, np.int64)
+        miss_rows = np.empty(keys.n, np.int64)
         misses = _group_lookup(hashes, keys.keys, keys.kw, keys.heap, self.slots,
-                               self.g_hash, self.g_keys, self.g_heap, out)
-        if misses == 0:
-            return out
-        rows = np.flatnonzero(out < 0).astype(np.int64)
+                               self.g_hash, self.g_keys, self.g_heap, out, miss_rows)
+        if misses:
+            self.insert_rows(keys, hashes, miss_rows[:misses], out)
+        return out
+
+    def insert_rows(self, keys: KeyColumns, hashes: np.ndarray, rows: np.ndarray,
+                    out: np.ndarray) -> None:
+        """out[r] = group id of row r of ``keys`` for every r in ``rows``
+        (new groups are added; other entries of out are left alone)."""
         start = 0
         while True:
             start = _group_insert(hashes, keys.keys, keys.kw, keys.heap, rows, start,
                                   self.slots, self.g_hash, self.g_keys, self.g_heap,
                                   self.state, out)
             if start >= len(rows):
-                return out
+                return
             self._grow(keys, int(rows[start]))
 
     def reserve(self, groups: int, heap_bytes: int = 0) -> None:
@@ -200,6 +208,47 @@ class GroupTable:
         k = self.g_keys[:ng]
         return k[:, :self.kw], k[:, self.kw:], self.g_heap[:int(self.state[1])]
 
+    def key_view(self) -> KeyColumns:
+        """The groups' keys as KeyColumns without a copy (read only; valid
+        until the next insert)."""
+        ng = self.n_groups
+        return KeyColumns(self.g_keys[:ng], self.kw, self.g_heap[:int(self.state[1])], None, ng)
+
+    def hashes(self) -> np.ndarray:
+        """Hash of every group's key, in group id order (a view)."""
+        return self.g_hash[:self.n_groups]
+
+    def partition(self, bits: int, by_group: np.ndarray | None = None):
+        """(dest, offsets, heap_bytes): the groups counting-sorted into
+        2**bits partitions by the top ``bits`` bits of their hash; group g
+        goes to position dest[g], partition p holds offsets[p]:offsets[p+1]
+        and heap_bytes[p] bytes of long string keys.  With ``by_group`` (the
+        hashes of another table) the entries are (group id, value) keys
+        partitioned by their group's hash."""
+        ng = self.n_groups
+        dest = np.empty(ng, np.int64)
+        offsets = np.empty((1 << bits) + 1, np.int64)
+        heap_bytes = np.empty(1 << bits, np.int64)
+        hashes = self.g_hash if by_group is None else by_group
+        partition_entries(hashes, self.g_keys, self.kw, ng, by_group is not None, 64 - bits,
+                          dest, offsets, heap_bytes)
+        return dest, offsets, heap_bytes
+
+    def scattered(self, dest: np.ndarray, remap: np.ndarray | None = None):
+        """(KeyColumns, hashes) of the groups moved to positions dest (a
+        copy; the heap is shared).  With ``remap`` word 0 of every key (a
+        group id of another table) becomes remap[word 0], and hashes is None
+        (they change)."""
+        ng = self.n_groups
+        keys = np.empty((ng, self.g_keys.shape[1]), np.uint64)
+        scatter_keys(self.g_keys, ng, dest, _NO_REMAP if remap is None else remap,
+                     remap is not None, keys)
+        hashes = None
+        if remap is None:
+            hashes = np.empty(ng, np.uint64)
+            hashes[dest] = self.g_hash[:ng]
+        return KeyColumns(keys, self.kw, self.g_heap[:int(self.state[1])], None, ng), hashes
+
     def key_columns(self) -> KeyColumns:
         ng = self.n_groups
         return KeyColumns(self.g_keys[:ng].copy(), self.kw, self.g_heap[:int(self.state[1])],
@@ -213,26 +262,19 @@ def _grown(a: np.ndarray, cap: int) -> np.ndarray:
 
 
 # ------------------------------------------------------------- join table
-
-@njit(nogil=True, cache=True)
-def join_build(hashes, skip, heads, nxt):
-    """Chain every row not marked in skip; chains list rows in ascending order."""
-    mask = np.uint64(heads.shape[0] - 1)
-    for i in range(hashes.shape[0] - 1, -1, -1):
-        if skip[i]:
-            continue
-        b = hashes[i] & mask
-        nxt[i] = heads[b]
-        heads[b] = i
+# The table is built by engine/kernels/join_partition.py: b_hash, b_keys and
+# the chains nxt are per build row; the bucket of a hash is its top bits,
+# ``h >> bucket_shift``, whose leading bits are its partition (the heads of
+# a partition are contiguous and were built apart).  Chains hold int32
+# build rows in ascending order (-1 ends them).
 
 
 @njit(nogil=True, cache=True)
-def join_probe(p_hash, p_keys, p_heap, p_skip, b_hash, b_keys, b_heap, kw, heads, nxt,
-               resume, out_p, out_b):
+def join_probe(p_hash, p_keys, p_heap, p_skip, kw, bucket_shift, heads, nxt, b_hash, b_keys,
+               b_heap, resume, out_p, out_b):
     """Emit (probe row, build row) pairs with equal keys into out_p/out_b.
     resume = [probe row, next build candidate or -1]; updated when the
     output is full.  Returns the number of pairs written."""
-    mask = np.uint64(heads.shape[0] - 1)
     width = p_keys.shape[1]
     pf = p_keys.reshape(-1)
     bf = b_keys.reshape(-1)
@@ -248,7 +290,7 @@ def join_probe(p_hash, p_keys, p_heap, p_skip, b_hash, b_keys, b_heap, kw, heads
             continue
         h = p_hash[i]
         if cand < 0:
-            cand = heads[h & mask]
+            cand = np.int64(heads[h >> bucket_shift])
         while cand >= 0:
             if cnt >= cap:
                 resume[0] = i
@@ -258,7 +300,7 @@ def join_probe(p_hash, p_keys, p_heap, p_skip, b_hash, b_keys, b_heap, kw, heads
                 out_p[cnt] = i
                 out_b[cnt] = cand
                 cnt += 1
-            cand = nxt[cand]
+            cand = np.int64(nxt[cand])
         i += 1
         cand = -1
     resume[0] = n
@@ -267,10 +309,9 @@ def join_probe(p_hash, p_keys, p_heap, p_skip, b_hash, b_keys, b_heap, kw, heads
 
 
 @njit(nogil=True, cache=True)
-def join_probe_exists(p_hash, p_keys, p_heap, p_skip, b_hash, b_keys, b_heap, kw,
-                      heads, nxt, matched):
+def join_probe_exists(p_hash, p_keys, p_heap, p_skip, kw, bucket_shift, heads, nxt, b_hash,
+                      b_keys, b_heap, matched):
     """matched[i] = 1 when probe row i has at least one equal build key."""
-    mask = np.uint64(heads.shape[0] - 1)
     width = p_keys.shape[1]
     pf = p_keys.reshape(-1)
     bf = b_keys.reshape(-1)
@@ -279,12 +320,12 @@ def join_probe_exists(p_hash, p_keys, p_heap, p_skip, b_hash, b_keys, b_heap, kw
         if p_skip[i]:
             continue
         h = p_hash[i]
-        cand = heads[h & mask]
+        cand = np.int64(heads[h >> bucket_shift])
         while cand >= 0:
             if b_hash[cand] == h and keys_equal(pf, p_heap, i, bf, b_heap, cand, kw, width):
                 matched[i] = 1
                 break
-            cand = nxt[cand]
+            cand = np.int64(nxt[cand])
 
 
 def table_size(n: int) -> int:

@@ -1,11 +1,15 @@
 """Per-aggregate accumulators over dense group ids (flat numpy arrays).
 
 Each accumulator supports update(gid, vector, n_groups), absorb(other,
-mapping, n_groups) to merge a thread-local one, and finalize(n_groups) ->
-Vector of the AggregateCall's type.
+mapping, n_groups, rows) to merge a thread-local one (group g of other, for
+g in rows or all of them, goes into group mapping[g]; a partitioned merge
+passes one partition's groups), and finalize(n_groups) -> Vector of the
+AggregateCall's type.
 """
 
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 
@@ -26,6 +30,11 @@ def _grow(a: np.ndarray, n: int, fill=0) -> np.ndarray:
 _NO_NULLS = np.zeros(1, np.uint8)
 
 
+def _rows(mapping: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+    """The other accumulator's groups to absorb: rows, or all it has."""
+    return np.arange(len(mapping), dtype=np.int64) if rows is None else rows
+
+
 def _null_arg(vec: Vector | None) -> tuple[np.ndarray, bool]:
     """(nulls, has_nulls) for the *_update kernels that skip the mask when
     there are no NULLs (no per-block allocation)."""
@@ -42,6 +51,7 @@ def _nulls(vec: Vector | None, n: int) -> np.ndarray:
 
 class CountAcc:
     """count(*) (vector None) and count(x)."""
+    STATE = ("counts",)
 
     def __init__(self, call):
         self.call = call
@@ -52,9 +62,9 @@ class CountAcc:
         nulls, has_nulls = _null_arg(vec)
         K.count_rows_update(gid, nulls, has_nulls, self.counts)
 
-    def absorb(self, other, mapping, ng):
+    def absorb(self, other, mapping, ng, rows=None):
         self.counts = _grow(self.counts, ng)
-        np.add.at(self.counts, mapping, other.counts[:len(mapping)])
+        K.absorb_counts(self.counts, mapping, _rows(mapping, rows), other.counts)
 
     def finalize(self, ng):
         return Vector(self.call.type, self.counts[:ng].astype(self.call.type.numpy_dtype))
@@ -62,6 +72,7 @@ class CountAcc:
 
 class SumIntAcc:
     """sum/avg of integers and decimals: exact (int64 plus a 2**64 carry)."""
+    STATE = ("acc", "carry", "cnt")
 
     def __init__(self, call, arg_type):
         self.call, self.arg_type = call, arg_type
@@ -80,12 +91,10 @@ class SumIntAcc:
         K.sum_count_int_update(gid, np.ascontiguousarray(vec.data, dtype=np.int64), nulls,
                                has_nulls, self.acc, self.carry, self.cnt)
 
-    def absorb(self, other, mapping, ng):
+    def absorb(self, other, mapping, ng, rows=None):
         self._ensure(ng)
-        k = len(mapping)
-        K.sum_int_update(mapping, other.acc[:k], np.zeros(k, np.uint8), self.acc, self.carry)
-        np.add.at(self.carry, mapping, other.carry[:k])
-        np.add.at(self.cnt, mapping, other.cnt[:k])
+        K.absorb_sum_count_int(self.acc, self.carry, self.cnt, mapping, _rows(mapping, rows),
+                               other.acc, other.carry, other.cnt)
 
     def exact(self, ng) -> np.ndarray:
         """Exact sums as an object array of Python ints."""
@@ -127,6 +136,8 @@ def share_state(acc, primary) -> None:
 
 
 class SumFloatAcc:
+    STATE = ("acc", "cnt")
+
     def __init__(self, call):
         self.call = call
         self.acc = np.zeros(16, np.float64)
@@ -139,12 +150,11 @@ class SumFloatAcc:
         K.sum_count_float_update(gid, np.ascontiguousarray(vec.data, dtype=np.float64), nulls,
                                  has_nulls, self.acc, self.cnt)
 
-    def absorb(self, other, mapping, ng):
+    def absorb(self, other, mapping, ng, rows=None):
         self.acc = _grow(self.acc, ng)
         self.cnt = _grow(self.cnt, ng)
-        k = len(mapping)
-        np.add.at(self.acc, mapping, other.acc[:k])
-        np.add.at(self.cnt, mapping, other.cnt[:k])
+        K.absorb_sum_count_float(self.acc, self.cnt, mapping, _rows(mapping, rows), other.acc,
+                                 other.cnt)
 
     def finalize(self, ng):
         cnt = self.cnt[:ng]
@@ -158,6 +168,7 @@ class SumFloatAcc:
 
 class SumObjectAcc:
     """sum/avg over HUGEINT, wide decimals or UBIGINT: exact Python ints (rare)."""
+    STATE = ("acc", "cnt")
 
     def __init__(self, call, arg_type):
         self.call, self.arg_type = call, arg_type
@@ -172,12 +183,12 @@ class SumObjectAcc:
         np.add.at(self.acc, g, np.array([int(v) for v in vec.data[keep]], dtype=object))
         np.add.at(self.cnt, g, 1)
 
-    def absorb(self, other, mapping, ng):
+    def absorb(self, other, mapping, ng, rows=None):
         self.acc = _grow(self.acc, ng, 0)
         self.cnt = _grow(self.cnt, ng)
-        k = len(mapping)
-        np.add.at(self.acc, mapping, other.acc[:k])
-        np.add.at(self.cnt, mapping, other.cnt[:k])
+        rows = _rows(mapping, rows)
+        np.add.at(self.acc, mapping[rows], other.acc[rows])
+        np.add.at(self.cnt, mapping[rows], other.cnt[rows])
 
     def finalize(self, ng):
         cnt = self.cnt[:ng]
@@ -197,6 +208,7 @@ class SumObjectAcc:
 
 class MinMaxAcc:
     """min/max of fixed-width values via order-preserving int64/uint64 keys."""
+    STATE = ("acc", "has")
 
     def __init__(self, call, arg_type):
         self.call, self.arg_type = call, arg_type
@@ -224,9 +236,11 @@ class MinMaxAcc:
     def update(self, gid, vec, ng):
         self._apply(gid, self._keys(vec.data), _nulls(vec, len(gid)), ng)
 
-    def absorb(self, other, mapping, ng):
-        k = len(mapping)
-        self._apply(mapping, other.acc[:k], (other.has[:k] == 0).astype(np.uint8), ng)
+    def absorb(self, other, mapping, ng, rows=None):
+        self.acc = _grow(self.acc, ng)
+        self.has = _grow(self.has, ng)
+        K.absorb_minmax(self.acc, self.has, mapping, _rows(mapping, rows), other.acc, other.has,
+                        self.is_max)
 
     def finalize(self, ng):
         t = self.call.type
@@ -238,6 +252,7 @@ class MinMaxAcc:
 
 class MinMaxStringAcc:
     """min/max of strings: best views per group over an owned heap."""
+    STATE = ("views", "has")
 
     def __init__(self, call):
         self.call = call
@@ -281,9 +296,9 @@ class MinMaxStringAcc:
         groups = np.flatnonzero(best >= 0).astype(np.int64)
         self._offer(groups, np.ascontiguousarray(views[best[groups]]), heap, ng)
 
-    def absorb(self, other, mapping, ng):
-        k = len(mapping)
-        have = np.flatnonzero(other.has[:k])
+    def absorb(self, other, mapping, ng, rows=None):
+        rows = _rows(mapping, rows)
+        have = rows[other.has[rows] != 0]
         self._offer(mapping[have].astype(np.int64),
                     np.ascontiguousarray(other.views[have]), other.heap, ng)
 
@@ -297,6 +312,7 @@ class MinMaxStringAcc:
 
 class MinMaxObjectAcc:
     """min/max over object storage (HUGEINT, wide decimals): Python (rare)."""
+    STATE = ("acc",)
 
     def __init__(self, call):
         self.call = call
@@ -312,10 +328,11 @@ class MinMaxObjectAcc:
                 cur = self.acc[g]
                 self.acc[g] = v if cur is None else pick(cur, v)
 
-    def absorb(self, other, mapping, ng):
+    def absorb(self, other, mapping, ng, rows=None):
         self.acc = _grow(self.acc, ng, None)
         pick = max if self.is_max else min
-        for g, v in zip(mapping, other.acc[:len(mapping)]):
+        rows = _rows(mapping, rows)
+        for g, v in zip(mapping[rows], other.acc[rows]):
             if v is not None:
                 cur = self.acc[g]
                 self.acc[g] = v if cur is None else pick(cur, v)
@@ -325,6 +342,39 @@ class MinMaxObjectAcc:
         nulls = np.array([v is None for v in vals], np.uint8)
         vals[nulls.astype(bool)] = 0
         return Vector(self.call.type, vals, nulls if nulls.any() else None)
+
+
+def scattered(acc, dest: np.ndarray, n: int):
+    """A copy of ``acc`` whose group dest[g] holds the state of its group g
+    (g < n): one local's states in partition order (a partitioned merge)."""
+    out = copy.copy(acc)
+    for name in acc.STATE:
+        a = getattr(acc, name)
+        moved = np.empty((n,) + a.shape[1:], a.dtype)
+        moved[dest] = a[:n]
+        setattr(out, name, moved)
+    return out
+
+
+def concatenable(acc) -> bool:
+    """Whether the states of several accumulators of this kind can be
+    concatenated (not string min/max: their views point into own heaps)."""
+    return not isinstance(acc, MinMaxStringAcc)
+
+
+def concatenated(accs: list, counts: list[int]):
+    """One accumulator holding the first counts[k] groups of accs[k], one
+    after another (the partitions of a partitioned merge, finalized once)."""
+    out = copy.copy(accs[0])
+    for name in out.STATE:
+        setattr(out, name, np.concatenate([getattr(a, name)[:n] for a, n in zip(accs, counts)]))
+    return out
+
+
+def state_bytes(acc, n: int) -> int:
+    """Bytes of ``n`` groups' state (object slots count 8)."""
+    return n * sum(getattr(acc, name).dtype.itemsize * int(np.prod(getattr(acc, name).shape[1:]))
+                   for name in acc.STATE)
 
 
 def make_accumulator(call, arg_type):

@@ -10,19 +10,33 @@ BOOLEAN column "some partner exists"; ``mark_in`` is the three-valued IN
 (key 0 is the IN comparison, a NULL on either side of it makes a missing
 match NULL instead of FALSE); ``single`` is a left join that raises when a
 probe row has more than one partner (a scalar subquery's rows).
+
+The build runs in parallel.  HashBuildSink.consume (worker threads)
+evaluates, normalizes and hashes each build block's keys and counts its rows
+per hash partition; merge() concatenates the build columns and, on the same
+workers, scatters the rows into partition order and chains each partition's
+buckets apart (engine/kernels/join_partition.py).  Build rows are numbered
+in morsel order and chains list them in ascending order, so a probe row
+meets its partners in the same order for any thread count.
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 
 from engine.block import Block, Vector
 from engine.errors import ExecutionError, UnsupportedFeatureError
-from engine.kernels.hashing import hash_keys, normalize_keys
-from engine.kernels.hashtable import join_build, join_probe, join_probe_exists, table_size
-from engine.operators.collect import CollectSink
+from engine.kernels.hashing import hash_keys, hash_rows, normalize_keys
+from engine.kernels.hashtable import join_probe, join_probe_exists, table_size
+from engine.kernels.join_partition import (FINE_BITS, MAX_ROWS, build_partitions,
+                                           partition_bits, partition_histogram, partition_shift,
+                                           scatter_part)
+from engine.operators.collect import CollectSink, block_nbytes, concat_shared
 from engine.operators.rows import take_block
 from engine.pipeline import Operator
+from engine.scheduler import parallel_map
 from planner.types import BOOLEAN
 
 SUPPORTED_KINDS = ("inner", "left", "right", "full", "semi", "anti", "cross",
@@ -48,30 +62,132 @@ def _evaluate_all(exprs, block: Block) -> list[Vector]:
             for e in exprs]
 
 
-class JoinTable:
-    """The materialized build side plus a chained hash table over its keys."""
+class BuildKeys:
+    """One build block's normalized join keys, hashes and partition histogram
+    (computed in the sink's worker threads).  ``heaps`` holds each string key
+    column's own heap and ``heap_offsets`` where normalize_keys put it in the
+    block's key heap, so blocks sharing a row group's heap share it in the
+    table's key heap too (the block's concatenation is only used to hash)."""
 
-    def __init__(self, block: Block, key_exprs, memory=None, reserved: int = 0):
+    def __init__(self, block: Block, key_exprs):
+        vecs = _evaluate_all(key_exprs, block)
+        n = block.n
+        kc = normalize_keys(vecs, n, null_word=False)
+        self.keys, self.kw, self.n = kc.keys, kc.kw, n
+        strings = [v for v in vecs if v.type.is_string]
+        if len(strings) == 1:
+            self.heaps, self.heap_offsets = [kc.heap], [0]
+        else:                                  # the layout of normalize_keys
+            self.heaps, self.heap_offsets, base = [], [], 0
+            for v in strings:
+                heap = v.heap if v.heap is not None else _EMPTY_HEAP
+                self.heaps.append(heap)
+                self.heap_offsets.append(base)
+                base += len(heap)
+        self.has_skip = kc.any_null is not None
+        self.skip = kc.any_null if self.has_skip else _NO_SKIP
+        self.hashes = np.empty(n, np.uint64)
+        hash_rows(self.keys, self.kw, kc.heap, self.hashes)
+        self.hist = np.empty(1 << FINE_BITS, np.int32)
+        partition_histogram(self.hashes, self.skip, self.has_skip, self.hist)
+
+    @property
+    def nbytes(self) -> int:
+        return (self.keys.nbytes + self.hashes.nbytes + self.hist.nbytes
+                + (self.n if self.has_skip else 0))
+
+
+_NO_SKIP = np.zeros(1, np.uint8)
+_EMPTY_HEAP = np.zeros(0, np.uint8)
+_M64 = (1 << 64) - 1
+
+
+class JoinTable:
+    """The materialized build side plus a chained hash table over its keys,
+    built radix-partitioned (engine/kernels/join_partition.py): ``b_hash``,
+    ``b_keys`` (key words over ``b_heap``) and the chains ``nxt`` per build
+    row, the bucket ``heads`` per hash partition.  A probe row meets its
+    partners in build row (= morsel) order, whatever the partition count."""
+
+    def __init__(self, block: Block, key_exprs, memory=None, reserved: int = 0,
+                 threads: int = 1, parts: list | None = None, side_tasks: list = ()):
+        """parts: the BuildKeys of the block's pieces, in order (computed
+        here when None).  side_tasks: callables run on the worker threads
+        along with the first build phase (the build sink fills the block's
+        columns that way)."""
         self.block = block
         self.key_exprs = list(key_exprs)
         self.memory = memory
         self.reserved = reserved
-        n = block.n
-        self.matched = np.zeros(n, np.uint8)    # right/full: build rows that found a partner
+        self.threads = threads
+        self.matched = np.zeros(block.n, np.uint8)   # right/full: build rows that found a partner
         self.keyed = bool(key_exprs)
         if not self.keyed:
+            parallel_map(_call, side_tasks, threads)
             return
-        self.keys = normalize_keys(_evaluate_all(key_exprs, block), n, null_word=False)
-        self.hashes = hash_keys(self.keys)
-        skip = self.keys.any_null if self.keys.any_null is not None else np.zeros(n, np.uint8)
-        size = table_size(n)
-        extra = size * 8 + n * 8 + self.hashes.nbytes + self.keys.keys.nbytes
-        if memory is not None:
-            memory.reserve(extra, "hash join build table")
-        self.reserved += extra
-        self.heads = np.full(size, -1, np.int64)
-        self.nxt = np.full(n, -1, np.int64)
-        join_build(self.hashes, skip, self.heads, self.nxt)
+        if parts is None:
+            parts = [BuildKeys(block, key_exprs)] if block.n else []
+        self._build(parts, list(side_tasks))
+
+    def _build(self, parts: list, side_tasks: list):
+        nparts = len(parts)
+        width = parts[0].keys.shape[1] if parts else 1
+        rows = np.array([p.n for p in parts], np.int64)
+        row_start = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64)
+        fine = (np.stack([p.hist for p in parts]) if parts
+                else np.zeros((0, 1 << FINE_BITS), np.int32))
+        n_rows, n_valid = int(rows.sum()), int(fine.sum(dtype=np.int64))
+        if n_rows > MAX_ROWS:
+            raise ExecutionError(f"hash join build side of {n_rows} rows is too large "
+                                 f"(at most {MAX_ROWS})")
+        bits = partition_bits(n_valid)
+        # rows of each part (block) per partition: fine partitions grouped by their top bits
+        coarse = fine.reshape(nparts, 1 << bits, 1 << (FINE_BITS - bits)).sum(axis=2,
+                                                                               dtype=np.int64)
+        counts = coarse.sum(axis=0)
+        row_off = np.zeros(len(counts) + 1, np.int64)
+        np.cumsum(counts, out=row_off[1:])
+        cursors = row_off[:-1] + np.cumsum(coarse, axis=0) - coarse      # each part's first slot
+        # every partition gets the buckets of an average one: hashing spreads
+        # distinct keys evenly, and equal keys share a bucket anyway
+        size = table_size(-(-n_valid // len(counts)))
+        bucket_bits = size.bit_length() - 1
+        assert bits + bucket_bits <= 32                                  # n_rows <= MAX_ROWS
+        self.bucket_shift = np.uint64(64 - bits - bucket_bits)
+        self.b_heap, heap_rebase, heap_bytes = _key_heap(parts)
+        kept = size * len(counts) * 4 + n_rows * (8 + 4 + 8 * width) + heap_bytes
+        scratch = n_valid * 8
+        if self.memory is not None:
+            self.memory.reserve(kept + scratch, "hash join build table")
+        self.reserved += kept
+        entries = np.empty(n_valid, np.uint64)     # row << 32 | top hash bits, by partition
+        self.b_hash = np.empty(n_rows, np.uint64)
+        self.b_keys = np.empty((n_rows, width), np.uint64)
+        self.heads = np.empty(size * len(counts), np.int32)
+        self.nxt = np.empty(n_rows, np.int32)
+
+        part_shift = partition_shift(bits)
+
+        def scatter(start, stop):
+            for j in range(start, stop):
+                p = parts[j]
+                scatter_part(p.hashes, p.keys, p.skip, p.has_skip, p.kw, heap_rebase[j],
+                             part_shift, cursors[j].copy(), row_start[j], entries,
+                             self.b_hash, self.b_keys)
+
+        def build(start, stop):
+            build_partitions(start, stop, row_off, np.uint64(bucket_bits),
+                             np.uint64(32 - bits - bucket_bits), entries, self.heads, self.nxt)
+
+        tasks = 4 * self.threads if self.threads > 1 else 1
+        try:
+            parallel_map(_call, side_tasks + [partial(scatter, *span) for span in
+                                              _spans_by_weight(rows, tasks)], self.threads)
+            parallel_map(_call, [partial(build, *span) for span in
+                                 _spans_by_weight(counts, tasks)], self.threads)
+        finally:
+            if self.memory is not None:
+                self.memory.release(scratch)
 
     def release(self):
         if self.memory is not None:
@@ -79,16 +195,91 @@ class JoinTable:
             self.reserved = 0
 
 
+def _call(task):
+    return task()
+
+
+def _spans_by_weight(weights: np.ndarray, tasks: int) -> list[tuple[int, int]]:
+    """Cut 0..len(weights)-1 into at most ``tasks`` contiguous (start, stop)
+    spans of about equal total weight."""
+    n = len(weights)
+    if n == 0:
+        return []
+    total = np.cumsum(weights)
+    cuts = np.searchsorted(total, total[-1] * np.arange(1, tasks) / tasks, side="right")
+    bounds = sorted({0, n, *(int(c) for c in cuts if 0 < c < n)})
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+def _key_heap(parts: list):
+    """(heap, per-part rebase words, bytes newly allocated): the table's key
+    heap holds every distinct string key heap once (by identity: blocks of
+    one row group share theirs); rebase word s moves part's string column s
+    from its block key heap offset to the table's (uint64, wrapping)."""
+    index: dict[int, int] = {}
+    heaps: list = []
+    base = 0
+    rebase = []
+    for p in parts:
+        words = np.zeros(max(len(p.heaps), 1), np.uint64)
+        for s, (h, off) in enumerate(zip(p.heaps, p.heap_offsets)):
+            if len(h) == 0:
+                continue
+            if id(h) not in index:
+                index[id(h)] = base
+                heaps.append(h)
+                base += len(h)
+            words[s] = np.uint64((index[id(h)] - off) & _M64)
+        rebase.append(words)
+    if not heaps:
+        return _EMPTY_HEAP, rebase, 0
+    if len(heaps) == 1:
+        return np.ascontiguousarray(heaps[0], np.uint8), rebase, 0
+    return np.concatenate([np.asarray(h, np.uint8) for h in heaps]), rebase, base
+
+
 class HashBuildSink(CollectSink):
-    """Collects the build side; merge() returns a JoinTable."""
+    """Collects the build side; the key columns are normalized, hashed and
+    counted per partition as blocks arrive (worker threads); merge() builds
+    the partitioned JoinTable with the run's threads."""
 
     def __init__(self, types, key_exprs, memory=None):
         super().__init__(types, memory, "hash join build side")
         self.key_exprs = key_exprs
 
+    def consume(self, local, block: Block, seq: tuple) -> None:
+        keys = BuildKeys(block, self.key_exprs) if self.key_exprs else None
+        nb = 0
+        if self.memory is not None:
+            nb = block_nbytes(block)
+            self.memory.reserve(nb + (keys.nbytes if keys is not None else 0), self.what)
+        local.append((seq, block, nb, keys))
+
     def merge(self, locals_: list) -> JoinTable:
-        block = super().merge(locals_)
-        return JoinTable(block, self.key_exprs, self.memory, self.reserved)
+        parts = [p for loc in locals_ for p in loc]
+        if self.keep_order:
+            parts.sort(key=lambda p: p[0])
+        self.reserved = sum(p[2] for p in parts)
+        key_bytes = (sum(p[3].nbytes for p in parts)
+                     if self.memory is not None and self.key_exprs else 0)
+        blocks = [p[1] for p in parts]
+        # the block's columns are concatenated on the workers, beside the build
+        block = Block([None] * len(self.types), sum(b.n for b in blocks))
+        concat = [partial(_concat_column, block, blocks, self.types, i)
+                  for i in range(len(self.types))]
+        try:
+            keys = [p[3] for p in parts] if self.key_exprs else None
+            return JoinTable(block, self.key_exprs, self.memory, self.reserved, self.threads,
+                             keys, concat)
+        finally:
+            if self.memory is not None:
+                self.memory.release(key_bytes)
+
+
+def _concat_column(block: Block, blocks: list[Block], types, i: int) -> None:
+    """block.columns[i] = column i of ``blocks`` concatenated (concat_shared)."""
+    one = concat_shared([Block([b.columns[i]], b.n) for b in blocks], [types[i]])
+    block.columns[i] = one.columns[0]
 
 
 class ProbeOperator(Operator):
@@ -114,7 +305,8 @@ class ProbeOperator(Operator):
         self.build_null0 = (np.zeros(t.block.n, np.uint8) if key0 is None or key0.nulls is None
                             else key0.nulls.astype(np.uint8))
         self.correlated = len(self.left_keys) > 1 or self.residual is not None
-        self.candidates = JoinTable(t.block, t.key_exprs[1:]) if self.correlated else None
+        self.candidates = (JoinTable(t.block, t.key_exprs[1:], threads=t.threads)
+                           if self.correlated else None)
 
     # -- candidate pairs ---------------------------------------------------
     def _pairs(self, block: Block, table: JoinTable = None, left_keys=None, exists: bool = True):
@@ -135,16 +327,16 @@ class ProbeOperator(Operator):
         skip = keys.any_null if keys.any_null is not None else np.zeros(block.n, np.uint8)
         if exists and self.kind in _EXISTS_KINDS + ("mark_in",) and self.residual is None:
             matched = np.empty(block.n, np.uint8)
-            join_probe_exists(hashes, keys.keys, keys.heap, skip, t.hashes, t.keys.keys,
-                              t.keys.heap, keys.kw, t.heads, t.nxt, matched)
+            join_probe_exists(hashes, keys.keys, keys.heap, skip, keys.kw, t.bucket_shift,
+                              t.heads, t.nxt, t.b_hash, t.b_keys, t.b_heap, matched)
             yield matched
             return
         resume = np.array([0, -1], np.int64)
         out_p = np.empty(self.batch, np.int64)
         out_b = np.empty(self.batch, np.int64)
         while resume[0] < block.n:
-            cnt = join_probe(hashes, keys.keys, keys.heap, skip, t.hashes, t.keys.keys,
-                             t.keys.heap, keys.kw, t.heads, t.nxt, resume, out_p, out_b)
+            cnt = join_probe(hashes, keys.keys, keys.heap, skip, keys.kw, t.bucket_shift,
+                             t.heads, t.nxt, t.b_hash, t.b_keys, t.b_heap, resume, out_p, out_b)
             if cnt:
                 yield out_p[:cnt].copy(), out_b[:cnt].copy()
 
