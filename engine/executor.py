@@ -16,9 +16,25 @@ from engine.operators.project import ProjectOperator
 from engine.operators.scan import ScanSource
 from engine.operators.sort import SortSink
 from engine.pipeline import BlockSource, Pipeline, Sink
+from engine.operators.rows import take_block
 from engine.scheduler import run_pipeline
 from planner import logical as L
 from planner.binder_nested import Unnest, reject_nested_keys
+from planner.cardinality import estimate
+from planner.expressions import remap_columns
+
+
+class _DiscardSink(Sink):
+    """Takes a probe pipeline that only marks build rows (it emits none)."""
+
+    def make_local(self):
+        return None
+
+    def consume(self, local, block, seq) -> None:
+        pass
+
+    def merge(self, locals_: list):
+        return None
 
 
 def execute(plan: L.Node, ctx: ExecutionContext) -> Block:
@@ -92,6 +108,29 @@ class _Executor:
         sink.release()
         return concat_shared([probed, tail], self._types(node))
 
+    def _semi_on_left(self, node: L.Join) -> Block:
+        """A semi/anti join whose subquery side is the bigger one: the table
+        is built on the left (outer) rows, the right side probes it and marks
+        the rows that have a partner; the result is the marked left rows
+        (semi) or the others (anti), in left input order.  Left rows with a
+        NULL key are never in the table, so they are never marked."""
+        table = self.run(node.left, HashBuildSink(self._types(node.left), node.left_keys,
+                                                  self.memory))
+        residual = node.residual
+        if residual is not None:      # probe rows now come first in a joined row
+            nl, nr = len(node.left.schema), len(node.right.schema)
+            remap = {i: nr + i for i in range(nl)}
+            remap.update({nl + j: j for j in range(nr)})
+            residual = remap_columns(residual, remap)
+        source, ops = self._streaming(node.right)
+        ops.append(ProbeOperator("right_" + node.kind, table, node.right_keys, residual,
+                                 self.block_rows))
+        run_pipeline(Pipeline(source, ops, _DiscardSink()), self.threads)
+        keep = table.matched.astype(bool)
+        out = take_block(table.block, keep if node.kind == "semi" else ~keep)
+        table.release()
+        return out
+
     def _build(self, node: L.Join):
         sink = HashBuildSink(self._types(node.right), node.right_keys, self.memory)
         return self.run(node.right, sink)
@@ -117,6 +156,9 @@ class _Executor:
             from engine.operators.unnest import UnnestOperator
             source, ops = self._streaming(node.child)
             return source, ops + [UnnestOperator(node)]
+        if isinstance(node, L.Join) and node.kind in ("semi", "anti") and \
+                estimate(node.right) > estimate(node.left):
+            return BlockSource(self._semi_on_left(node), self.block_rows), []
         if isinstance(node, L.Join) and node.kind not in ("right", "full"):
             if node.kind not in SUPPORTED_KINDS:
                 raise UnsupportedFeatureError(f"join kind {node.kind!r} is not supported")

@@ -40,7 +40,11 @@ from engine.scheduler import parallel_map
 from planner.types import BOOLEAN
 
 SUPPORTED_KINDS = ("inner", "left", "right", "full", "semi", "anti", "cross",
-                   "mark", "mark_in", "single")
+                   "mark", "mark_in", "single", "right_semi", "right_anti")
+# semi/anti joins run with the table on their left (outer) side: the probe
+# only marks the build rows that have a partner (engine/executor.py then
+# keeps the marked rows, or the unmarked ones)
+BUILD_MARK_KINDS = ("right_semi", "right_anti")
 _EXISTS_KINDS = ("semi", "anti", "mark")
 SCALAR_SUBQUERY_ERROR = "More than one row returned by a subquery used as an expression"
 
@@ -350,7 +354,8 @@ class ProbeOperator(Operator):
                 return
             p, b = pair
             joined = None
-            if self.residual is not None or self.kind not in _EXISTS_KINDS + ("mark_in",):
+            if self.residual is not None or \
+                    self.kind not in _EXISTS_KINDS + ("mark_in",) + BUILD_MARK_KINDS:
                 joined = Block(take_block(block, p).columns + take_block(table.block, b).columns,
                                len(p))
             if self.residual is not None:
@@ -365,6 +370,10 @@ class ProbeOperator(Operator):
         if kind == "mark_in":
             return [self._mark_in(block)]
         t = self.table
+        if kind in BUILD_MARK_KINDS:
+            for (_, b), _ in self._matching_pairs(block, t, self.left_keys, False):
+                t.matched[b] = 1
+            return []
         out: list[Block] = []
         matched = (np.zeros(block.n, np.uint8)
                    if kind in ("left", "full", "semi", "anti", "mark", "single") else None)

@@ -191,7 +191,7 @@ def test_moderate_memory_limit_answers_by_evicting_caches(tpch_sf01, sf01_answer
 
 def test_every_tpch_query_answers_or_fails_cleanly_under_a_small_limit(tpch_sf001):
     full = _pqdb(tpch_sf001, threads=2)
-    tight = _pqdb(tpch_sf001, threads=2, memory_limit="3MB", block_rows=4096)
+    tight = _pqdb(tpch_sf001, threads=2, memory_limit="1MB", block_rows=4096)
     failed = 0
     for q in range(1, 23):
         sql = query_text(q)

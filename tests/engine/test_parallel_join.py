@@ -113,8 +113,12 @@ JOINS = [
     ("left", "SELECT t1.id, t2.id, t2.v FROM t1 LEFT JOIN t2 ON {on}"),
     ("right", "SELECT t1.id, t2.id, t2.v FROM t1 RIGHT JOIN t2 ON {on}"),
     ("full", "SELECT t1.id, t2.id, t2.v FROM t1 FULL JOIN t2 ON {on}"),
-    ("semi", "SELECT t1.id FROM t1 WHERE EXISTS (SELECT * FROM t2 WHERE {on})"),
-    ("anti", "SELECT t1.id FROM t1 WHERE NOT EXISTS (SELECT * FROM t2 WHERE {on})"),
+    # the subquery side (t2) is the bigger one: the table is built on t1
+    ("right_semi", "SELECT t1.id FROM t1 WHERE EXISTS (SELECT * FROM t2 WHERE {on})"),
+    ("right_anti", "SELECT t1.id FROM t1 WHERE NOT EXISTS (SELECT * FROM t2 WHERE {on})"),
+    # the outer side (t2) is the bigger one: the table is built on the subquery
+    ("semi", "SELECT t2.id FROM t2 WHERE EXISTS (SELECT * FROM t1 WHERE {on})"),
+    ("anti", "SELECT t2.id FROM t2 WHERE NOT EXISTS (SELECT * FROM t1 WHERE {on})"),
     ("mark", "SELECT t1.id, EXISTS (SELECT * FROM t2 WHERE {on}) FROM t1"),
 ]
 KEYS = {
