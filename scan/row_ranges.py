@@ -333,7 +333,7 @@ class ChunkState:
 _STATES: OrderedDict = OrderedDict()
 _BY_BUFFER: dict = {}                    # id(compressed chunk) -> key of its state
 _STATES_LOCK = threading.Lock()
-DEFAULT_CHUNK_CACHE_BUDGET = 256 << 20
+DEFAULT_CHUNK_CACHE_BUDGET = 1 << 30          # the row groups in flight (issue 5: 1 GiB)
 _BUDGET = [DEFAULT_CHUNK_CACHE_BUDGET]
 
 
