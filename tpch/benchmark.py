@@ -101,15 +101,7 @@ def cold_in_subprocess(name: str, data_dir: str, threads: int, query: int,
     env = dict(os.environ)
     env.update(POLARS_MAX_THREADS=str(threads), RAYON_NUM_THREADS=str(threads))
     cmd = [sys.executable, "-m", "tpch.peers", "cold", name, data_dir, str(threads), str(query)]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
-        return {"error": f"timeout after {timeout:.0f} s"}
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
-    if not lines:
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        return {"error": f"exit {proc.returncode}: {tail[:200]}"}
-    return json.loads(lines[-1])
+    return _json_from_process(cmd, env, timeout)
 
 
 def memory_run(name: str, data_dir: str, threads: int, query: int, warmup: bool = True) -> dict:
@@ -145,8 +137,13 @@ def peak_in_subprocess(name: str, data_dir: str, threads: int, query: int,
     full_env.update(env or {})
     cmd = [sys.executable, "-m", "tpch.benchmark", "memory", name, data_dir, str(threads),
            str(query), "1" if warmup else "0"]
+    return _json_from_process(cmd, full_env, timeout)
+
+
+def _json_from_process(cmd, env, timeout: float) -> dict:
+    """Run cmd; the last JSON line it prints, or {"error": ...}."""
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return {"error": f"timeout after {timeout:.0f} s"}
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
