@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from scan import thrift as T
-from scan.errors import FileFormatError, PqdbError, UnsupportedFeatureError
+from scan.errors import FileFormatError, UnsupportedFeatureError
 
 
 # ---- result classes -----------------------------------------------------------
@@ -404,7 +404,7 @@ def read_nested(pf, row_group: int, field: str):
 
 def _read_leaf(pf, rg, col, chunk, ctx, decode_leaf_chunk):
     from scan.nested_chunk import LeafLevels
-    from scan.reader import _MAX_DICT_HEADER, _bare
+    from scan.reader import _MAX_DICT_HEADER, chunk_errors
     if rg.num_rows == 0:
         z = np.zeros(0, np.int32)
         from scan.column import _empty
@@ -416,7 +416,7 @@ def _read_leaf(pf, rg, col, chunk, ctx, decode_leaf_chunk):
     if pf._pads_chunks:
         length = min(length + _MAX_DICT_HEADER, pf._data_end - chunk.start)
     buf = pf.buffer_manager.get(pf.source, chunk.start, length)
-    try:
+    with chunk_errors(ctx):
         lv = decode_leaf_chunk(buf, col, chunk, pf.verify_checksums)
         if lv.num_levels != chunk.num_values and chunk.num_values >= 0:
             raise FileFormatError(f"column chunk has {lv.num_levels} levels, metadata says "
@@ -426,9 +426,3 @@ def _read_leaf(pf, rg, col, chunk, ctx, decode_leaf_chunk):
             raise FileFormatError(f"column chunk holds {records} records, row group has "
                                   f"{rg.num_rows} rows")
         return lv
-    except FileFormatError as e:
-        raise FileFormatError(_bare(e), page=e.page, **ctx) from None
-    except PqdbError:
-        raise
-    except (ValueError, IndexError, OverflowError, TypeError, MemoryError) as e:
-        raise FileFormatError(f"corrupt column chunk ({type(e).__name__}: {e})", **ctx) from None

@@ -4,6 +4,7 @@ read one column chunk into engine storage (planner/types.py docstring)."""
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -147,16 +148,10 @@ class ParquetFile:
         if ranged:          # nested leaf: whole chunk, then the range
             whole = self.read_column(row_group, column, codes=codes)
             return _slice_column(whole, row_start, row_start + row_count, rows)
-        try:
+        with chunk_errors(ctx):
             raw = decode_chunk(buf, col, chunk, rg.num_rows, self.verify_checksums, rows,
                                codes and col.type_name == "string")
             values, heap = to_storage(raw.values, raw.heap, col)
-        except FileFormatError as e:
-            raise FileFormatError(_bare(e), page=e.page, **ctx) from None
-        except PqdbError:
-            raise
-        except (ValueError, IndexError, OverflowError, TypeError, MemoryError) as e:
-            raise FileFormatError(f"corrupt column chunk ({type(e).__name__}: {e})", **ctx) from None
         return ColumnData(values, raw.nulls, heap, rg.num_rows if rows is None else len(values),
                           col, raw.codes, raw.dictionary)
 
@@ -179,16 +174,10 @@ class ParquetFile:
             return ChunkState(buf, col, chunk, rg.num_rows, self.verify_checksums, directory)
 
         key = (self.source.identity(), row_group, column, chunk.start, id(buf))
-        try:
+        with chunk_errors(ctx):
             state = chunk_state(key, make)
             values, nulls, heap, cds, dictionary = read_range(
                 state, row_start, row_count, to_storage, codes and col.type_name == "string")
-        except FileFormatError as e:
-            raise FileFormatError(_bare(e), page=e.page, **ctx) from None
-        except PqdbError:
-            raise
-        except (ValueError, IndexError, OverflowError, TypeError, MemoryError) as e:
-            raise FileFormatError(f"corrupt column chunk ({type(e).__name__}: {e})", **ctx) from None
         out = ColumnData(values, nulls, heap, row_count, col, cds, dictionary)
         if rows is not None:
             out = _slice_column(out, 0, row_count, rows)
@@ -266,6 +255,21 @@ def _slice_column(cd: ColumnData, start: int, stop: int, rows=None) -> ColumnDat
         nulls = None if nulls is None else nulls[rows]
         codes = None if codes is None else codes[rows]
     return ColumnData(values, nulls, cd.heap, len(values), cd.column, codes, cd.dictionary)
+
+
+@contextmanager
+def chunk_errors(ctx: dict):
+    """Errors while decoding a column chunk, as FileFormatErrors that name
+    the file, row group and column (``ctx``): pqdb errors keep their page,
+    Python errors from malformed bytes become "corrupt column chunk"."""
+    try:
+        yield
+    except FileFormatError as e:
+        raise FileFormatError(_bare(e), page=e.page, **ctx) from None
+    except PqdbError:
+        raise
+    except (ValueError, IndexError, OverflowError, TypeError, MemoryError) as e:
+        raise FileFormatError(f"corrupt column chunk ({type(e).__name__}: {e})", **ctx) from None
 
 
 def _bare(e: FileFormatError) -> str:
