@@ -8,23 +8,19 @@ from numba import njit
 from engine.kernels.sort import compare_strings
 
 
-@njit(nogil=True, cache=True, inline="always")
-def _add_exact(acc, carry, g, v):
-    """acc[g] + carry[g] * 2**64 += v (int64 wrap-around goes to carry)."""
-    a = acc[g]
-    r = np.int64(np.uint64(a) + np.uint64(v))
-    if ((a ^ r) & (v ^ r)) < 0:
-        carry[g] += 1 if v > 0 else -1
-    acc[g] = r
-
-
 @njit(nogil=True, cache=True)
 def sum_int_update(gid, vals, nulls, acc, carry):
     """acc[g] + carry[g] * 2**64 += vals (exact: wrap-around goes to carry)."""
     for i in range(gid.shape[0]):
         if nulls[i]:
             continue
-        _add_exact(acc, carry, gid[i], vals[i])
+        g = gid[i]
+        a = acc[g]
+        v = vals[i]
+        r = a + v
+        if ((a ^ r) & (v ^ r)) < 0:
+            carry[g] += 1 if v > 0 else -1
+        acc[g] = r
 
 
 @njit(nogil=True, cache=True)
@@ -35,7 +31,12 @@ def sum_count_int_update(gid, vals, nulls, has_nulls, acc, carry, cnt):
         if has_nulls and nulls[i]:
             continue
         g = gid[i]
-        _add_exact(acc, carry, g, vals[i])
+        a = acc[g]
+        v = vals[i]
+        r = np.int64(np.uint64(a) + np.uint64(v))
+        if ((a ^ r) & (v ^ r)) < 0:
+            carry[g] += 1 if v > 0 else -1
+        acc[g] = r
         cnt[g] += 1
 
 
@@ -187,7 +188,12 @@ def absorb_sum_count_int(acc, carry, cnt, mapping, rows, o_acc, o_carry, o_cnt):
     for k in range(rows.shape[0]):
         r = rows[k]
         g = mapping[r]
-        _add_exact(acc, carry, g, o_acc[r])
+        a = acc[g]
+        v = o_acc[r]
+        s = np.int64(np.uint64(a) + np.uint64(v))
+        if ((a ^ s) & (v ^ s)) < 0:
+            carry[g] += 1 if v > 0 else -1
+        acc[g] = s
         carry[g] += o_carry[r]
         cnt[g] += o_cnt[r]
 
