@@ -78,11 +78,14 @@ def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
     ``want_codes`` (string columns): also return the dictionary codes (see
     ChunkValues)."""
     from scan.encodings.dictionary import decode_dictionary_indices, gather
-    from scan.encodings.plain import decode_plain
+    from scan.encodings.plain import decode_plain, decode_plain_decimal
     from scan.levels import nulls_from_def_levels
 
     ptype, tlen, max_def = col.physical_type, col.type_length, col.max_def_level
-    is_view = ptype in _VIEW_TYPES
+    # FIXED_LEN_BYTE_ARRAY decimals (precision <= 18) decode straight to int64
+    # storage, page by page (to_storage passes them through)
+    fixed_decimal = is_fixed_decimal(col)
+    is_view = ptype in _VIEW_TYPES and not fixed_decimal
     dictionary = None
     dict_heap = None
     dense: list = []          # per page: (values, heap)
@@ -99,7 +102,11 @@ def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
     for page in iter_pages(buf, chunk.codec, chunk.num_values, verify_checksums, arena):
         try:
             if page.kind == DICTIONARY_PAGE:
-                dictionary, dict_heap = decode_dictionary_page(page, dictionary, ptype, tlen, is_view)
+                dictionary, dict_heap = decode_dictionary_page(page, dictionary, ptype, tlen,
+                                                               ptype in _VIEW_TYPES)
+                if fixed_decimal:
+                    from scan.views import decimal_from_be_bytes
+                    dictionary, dict_heap = decimal_from_be_bytes(dictionary, dict_heap, tlen), None
                 continue
             n = page.num_values
             data = page.data
@@ -122,9 +129,12 @@ def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
             pos = _values_start(page, max_def)
             enc = page.encoding
             if n_valid == 0:
-                values, heap = _empty(ptype), None
+                values, heap = _empty(ptype, fixed_decimal), None
             elif enc == "PLAIN":
-                if is_view:                   # views straight into the page's buffer
+                if fixed_decimal:
+                    values, _ = decode_plain_decimal(data, pos, len(data), n_valid, tlen)
+                    heap = None
+                elif is_view:                   # views straight into the page's buffer
                     b = page.base
                     values, _ = decode_plain(page.owner, b + pos, b + len(data), ptype, n_valid, tlen)
                     heap = page.owner
@@ -163,6 +173,9 @@ def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
                     heap = _INDICES
             else:
                 values, heap = decode_other_encoding(enc, data, pos, ptype, tlen, n_valid)
+                if fixed_decimal:
+                    from scan.views import decimal_from_be_bytes
+                    values, heap = decimal_from_be_bytes(values, heap, tlen), None
             if sel is not None and heap is not _INDICES and not (
                     enc in _DICT_ENCODINGS and n_valid):
                 values = select_rows(values, sel)
@@ -184,7 +197,7 @@ def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
             codes = idx
     else:
         dense = [(gather(dictionary, v), dict_heap) if h is _INDICES else (v, h) for v, h in dense]
-        values, heap = _concat(dense, ptype, is_view)
+        values, heap = _concat(dense, ptype, is_view, fixed_decimal)
     nulls = None
     if any_nulls:
         nulls = np.concatenate([m if m is not None else np.zeros(r, np.uint8)
@@ -378,16 +391,24 @@ def _values_start(page, max_def) -> int:
     return 4 + (int(data[0]) | int(data[1]) << 8 | int(data[2]) << 16 | int(data[3]) << 24)
 
 
-def _empty(ptype):
+def is_fixed_decimal(col) -> bool:
+    """A FIXED_LEN_BYTE_ARRAY decimal that fits int64 storage (precision <= 18)."""
+    return (col.physical_type == "FIXED_LEN_BYTE_ARRAY"
+            and col.type_name.startswith("decimal") and col.precision <= 18)
+
+
+def _empty(ptype, fixed_decimal=False):
+    if fixed_decimal:
+        return np.zeros(0, np.int64)
     if ptype in _VIEW_TYPES:
         return np.zeros((0, 2), np.uint64)
     return np.zeros(0, {"BOOLEAN": np.bool_, "INT32": np.int32, "INT64": np.int64,
                         "INT96": np.int64, "FLOAT": np.float32, "DOUBLE": np.float64}[ptype])
 
 
-def _concat(dense, ptype, is_view):
+def _concat(dense, ptype, is_view, fixed_decimal=False):
     if not dense:
-        return _empty(ptype), (np.zeros(0, np.uint8) if is_view else None)
+        return _empty(ptype, fixed_decimal), (np.zeros(0, np.uint8) if is_view else None)
     if is_view:
         from scan.views import concat_views
         heaps = {id(h) for _, h in dense if h is not None}

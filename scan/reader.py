@@ -300,6 +300,8 @@ def to_storage(values: np.ndarray, heap, col):
     if t.startswith("decimal"):
         wide = col.precision > 18
         if col.physical_type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
+            if values.ndim == 1 and not wide:   # decoded straight to int64 (is_fixed_decimal)
+                return values, None
             from scan.views import decimal_from_be_bytes, decimal_from_be_bytes_wide
             fn = decimal_from_be_bytes_wide if wide else decimal_from_be_bytes
             return fn(values, heap, col.type_length), None

@@ -32,9 +32,15 @@ import numpy as np
 from numba import njit
 
 from scan import thrift as T
+from scan.column import (_def_levels, _dictionary_values, _empty, _values_start,
+                         decode_dictionary_page, decode_other_encoding, is_fixed_decimal)
+from scan.encodings.dictionary import decode_dictionary_indices, gather
+from scan.encodings.plain import decode_plain, decode_plain_decimal
 from scan.errors import FileFormatError
 from scan.io.buffer_manager import add_eviction_listener
+from scan.levels import nulls_from_def_levels, scatter_dense
 from scan.pages import DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, Arena, _chunk_memo, _make_page
+from scan.views import concat_views
 
 OFFSET_EVERY = 1024
 _FIXED_WIDTH = {"INT32": 4, "INT64": 8, "INT96": 12, "FLOAT": 4, "DOUBLE": 8}
@@ -104,13 +110,13 @@ def _byte_array_offsets_kernel(buf, pos, end, count, every, out):
 
 
 class _PageSlot:
-    __slots__ = ("first_row", "num_rows", "header_pos", "page", "event", "remaining",
+    __slots__ = ("first_row", "num_rows", "header_pos", "page", "loading", "remaining",
                  "runs", "offsets")
 
     def __init__(self, first_row, num_rows, header_pos):
         self.first_row, self.num_rows, self.header_pos = first_row, num_rows, header_pos
         self.page = None
-        self.event = None
+        self.loading = False
         self.remaining = num_rows
         self.runs = None
         self.offsets = None
@@ -136,6 +142,7 @@ class ChunkState:
         self.num_rows = num_rows
         self.verify = verify_checksums
         self.lock = threading.Lock()
+        self.loaded = threading.Condition(self.lock)   # a page finished decompressing
         self.memo = _chunk_memo(buf)
         self.arena = None                 # strings: pages share one heap (no copy on concat)
         if col.physical_type == "BYTE_ARRAY" and chunk.codec != "UNCOMPRESSED":
@@ -213,22 +220,19 @@ class ChunkState:
 
     def page(self, i):
         """The decompressed data page i: decompressed by one thread, the
-        others wait for it."""
+        others wait for it (on the state's condition; waits are rare, so
+        one condition per chunk costs less than an event per page)."""
         slot = self.slots[i]
-        with self.lock:
-            page = slot.page
-            if page is not None:
-                return page
-            event = slot.event
-            owner = event is None
-            if owner:
-                event = slot.event = threading.Event()
-        if not owner:
-            event.wait()
-            page = slot.page
-            if page is not None:
-                return page
-            return self.page(i)             # the owner failed or it was dropped: retry
+        page = slot.page
+        if page is not None:
+            return page
+        with self.loaded:
+            while slot.loading:
+                self.loaded.wait()
+            if slot.page is not None:
+                return slot.page
+            slot.loading = True
+        page = None
         try:
             page = self._decompress(slot.header_pos, i)
             if page is None or page.kind not in (DATA_PAGE, DATA_PAGE_V2):
@@ -236,15 +240,16 @@ class ChunkState:
             if page.num_values != slot.num_rows:
                 raise FileFormatError(f"data page has {page.num_values} values, the page "
                                       f"index says {slot.num_rows}", page=i)
-            with self.lock:
-                slot.page = page
-                slot.remaining = slot.num_rows
-                self.nbytes += self._own_bytes(page)
             return page
         finally:
-            with self.lock:
-                slot.event = None
-            event.set()
+            with self.loaded:
+                slot.loading = False
+                if page is not None and page.kind in (DATA_PAGE, DATA_PAGE_V2) and \
+                        page.num_values == slot.num_rows:
+                    slot.page = page
+                    slot.remaining = slot.num_rows
+                    self.nbytes += self._own_bytes(page)
+                self.loaded.notify_all()
 
     def _own_bytes(self, page) -> int:
         arena = self.arena
@@ -278,7 +283,6 @@ class ChunkState:
                 return self.dictionary
             if self.dict_pos is None:
                 raise FileFormatError("dictionary-encoded page without a dictionary page")
-            from scan.column import decode_dictionary_page
             page = self._decompress(self.dict_pos, 0)
             if page is None or page.kind != DICTIONARY_PAGE:
                 raise FileFormatError("dictionary-encoded page without a dictionary page")
@@ -424,8 +428,6 @@ add_eviction_listener(forget_buffer)
 def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes=False):
     """Rows [start, start+count) of the chunk: (values, nulls or None, heap,
     codes or None, dictionary storage or None), values in engine storage."""
-    from scan.column import _def_levels, _values_start, _empty, decode_other_encoding
-    from scan.levels import nulls_from_def_levels, scatter_dense
     stop = start + count
     first = int(np.searchsorted(state.starts, start, "right")) - 1
     parts = []
@@ -441,9 +443,7 @@ def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes
             continue
         page = state.page(i)
         try:
-            part = _page_range(state, i, page, a, b, to_storage, want_codes,
-                               _def_levels, _values_start, decode_other_encoding, _empty,
-                               nulls_from_def_levels, scatter_dense)
+            part = _page_range(state, i, page, a, b, to_storage, want_codes)
         except FileFormatError as e:
             raise FileFormatError(str(e), page=i) from None
         parts.append(part)
@@ -452,7 +452,7 @@ def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes
         state.consumed(i, b - a)
         i += 1
     if not parts:
-        return _empty_part(state, to_storage, _empty)
+        return _empty_part(state, to_storage)
     values, heap = _concat_storage([(p[0], p[2]) for p in parts])
     nulls = None
     if any_nulls:
@@ -465,7 +465,7 @@ def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes
     return values, nulls, heap, codes, dictionary
 
 
-def _empty_part(state, to_storage, _empty):
+def _empty_part(state, to_storage):
     v, h = to_storage(_empty(state.col.physical_type), None, state.col)
     if v.ndim == 2 and h is None:
         h = np.zeros(0, np.uint8)
@@ -476,7 +476,6 @@ def _concat_storage(parts):
     if len(parts) == 1:
         return parts[0]
     if parts[0][0].ndim == 2:
-        from scan.views import concat_views
         heaps = {id(h) for _, h in parts if h is not None}
         if len(heaps) <= 1:
             heap = next((h for _, h in parts if h is not None), np.zeros(0, np.uint8))
@@ -485,13 +484,8 @@ def _concat_storage(parts):
     return np.concatenate([v for v, _ in parts]), None
 
 
-def _page_range(state, i, page, a, b, to_storage, want_codes, _def_levels, _values_start,
-                others, _empty, nulls_from_def_levels, scatter_dense):
-    """Rows [a, b) of data page i: (storage values, nulls, heap, codes).
-    ``others`` decodes the encodings that are neither PLAIN nor dictionary."""
-    from scan.column import _dictionary_values
-    from scan.encodings.dictionary import decode_dictionary_indices, gather
-    from scan.encodings.plain import decode_plain
+def _page_range(state, i, page, a, b, to_storage, want_codes):
+    """Rows [a, b) of data page i: (storage values, nulls, heap, codes)."""
     col = state.col
     ptype, tlen, max_def = col.physical_type, col.type_length, col.max_def_level
     n = page.num_values
@@ -556,7 +550,9 @@ def _page_range(state, i, page, a, b, to_storage, want_codes, _def_levels, _valu
         values, heap = to_storage(v[skip:], page.owner, col)
     elif enc == "PLAIN" and (ptype in _FIXED_WIDTH or ptype == "FIXED_LEN_BYTE_ARRAY"):
         w = tlen if ptype == "FIXED_LEN_BYTE_ARRAY" else _FIXED_WIDTH[ptype]
-        if ptype == "FIXED_LEN_BYTE_ARRAY":
+        if is_fixed_decimal(col):               # straight to int64 storage
+            values, heap = decode_plain_decimal(data, pos + a0 * w, len(data), cnt, tlen)[0], None
+        elif ptype == "FIXED_LEN_BYTE_ARRAY":
             base = page.base
             v, _ = decode_plain(page.owner, base + pos + a0 * w, base + len(data), ptype, cnt, tlen)
             values, heap = to_storage(v, page.owner, col)
@@ -569,7 +565,7 @@ def _page_range(state, i, page, a, b, to_storage, want_codes, _def_levels, _valu
             h = None
         else:       # RLE booleans need only the values up to the range's end
             count = a0 + cnt if enc == "RLE" else n_valid
-            v, h = others(enc, data, pos, ptype, tlen, count)
+            v, h = decode_other_encoding(enc, data, pos, ptype, tlen, count)
         values, heap = to_storage(v[a0:a0 + cnt], h, col)
     if nulls is not None:
         values = scatter_dense(values, nulls)[a:b]

@@ -71,12 +71,22 @@ def _row_width(types) -> int:
     return max(width, 1)
 
 
+# A scan is cut into at least this many morsels per worker thread (when it
+# has the rows), so that the last morsels balance the threads' load.
+MORSELS_PER_THREAD = 8
+
+
 class ScanSource(Source):
-    """Morsel = a fixed-size row range of one row group (its rows = the
-    block buffer's block_bytes / row width, at most block_rows); a row group
-    of up to two morsels is one morsel (read whole: whole-chunk decoding is
-    cheapest, and there are then enough row groups to share out).  Blocks
-    are cut to block_rows."""
+    """Morsel = a fixed-size row range of one row group; its rows fill the
+    worker's block buffer (block_bytes / row width), but no more than give
+    every thread MORSELS_PER_THREAD morsels of the scan, and no fewer than
+    block_rows.  A row group of up to two morsels is one morsel (read whole:
+    whole-chunk decoding is cheapest, and there are then enough row groups
+    to share out).  Blocks are cut to block_rows.
+
+    Morsels larger than a block matter for row groups of many pages: every
+    morsel decodes its columns page by page, holding the GIL between the
+    kernels, so fewer, larger morsels spend less of the scan in Python."""
 
     def __init__(self, node: Scan, ctx):
         from engine.expr import evaluate_predicate
@@ -84,7 +94,9 @@ class ScanSource(Source):
         self.node, self.ctx = node, ctx
         self.block_rows = ctx.config.block_rows
         self.row_width = _row_width([f.type for f in node.schema])
-        self.morsel_rows = max(1, min(self.block_rows, ctx.config.block_bytes // self.row_width))
+        self.buffer_rows = max(1, ctx.config.block_bytes // self.row_width)
+        self.threads = ctx.config.effective_threads
+        self.morsel_rows = min(self.block_rows, self.buffer_rows)    # set by morsels()
         self.types = [f.type for f in node.schema]
         self.filters = list(node.filters)
         self.filter_cols = sorted(set().union(*[column_indexes(f) for f in self.filters])) \
@@ -112,7 +124,7 @@ class ScanSource(Source):
         return out
 
     def morsels(self) -> list:
-        out = []
+        groups = []
         for path in self.node.files:
             pf = self._open[path] = self.ctx.open_file(path)
             cols = self._file_columns(path, pf)
@@ -122,7 +134,13 @@ class ScanSource(Source):
                 if self.pruner.active and not self.pruner.row_group_may_match(pf, rg, cols):
                     self.row_groups_pruned += 1
                     continue
-                out.extend(self._cut(path, rg, cols, meta.num_rows))
+                groups.append((path, rg, cols, meta.num_rows))
+        total = sum(g[3] for g in groups)
+        share = total // (MORSELS_PER_THREAD * self.threads)
+        self.morsel_rows = min(self.buffer_rows, max(self.block_rows, share))
+        out = []
+        for g in groups:
+            out.extend(self._cut(*g))
         return out
 
     def _cut(self, path, rg, cols, num_rows):

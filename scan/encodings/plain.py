@@ -56,6 +56,49 @@ def _fixed_len_kernel(buf, pos, type_length, count, out):
         pos += type_length
 
 
+@njit(nogil=True, cache=True)
+def _fixed_decimal_kernel(buf, pos, type_length, count, out):
+    """PLAIN FIXED_LEN_BYTE_ARRAY decimals (big-endian two's complement,
+    1 <= type_length) -> int64 unscaled values.  Returns the index of the
+    first value that does not fit in 64 bits, or -1."""
+    drop = type_length - 8 if type_length > 8 else 0
+    for i in range(count):
+        p = pos + i * type_length
+        negative = buf[p] >= 128
+        sign = 0xFF if negative else 0
+        for k in range(drop):              # bytes beyond 8: pure sign extension
+            if buf[p + k] != sign:
+                return i
+        acc = np.uint64(0)
+        for k in range(drop, type_length):
+            acc = (acc << np.uint64(8)) | np.uint64(buf[p + k])
+        if type_length < 8 and negative:
+            acc |= ~np.uint64(0) << np.uint64(8 * type_length)
+        v = np.int64(acc)
+        if drop > 0 and (v < 0) != negative:
+            return i
+        out[i] = v
+    return -1
+
+
+def decode_plain_decimal(buf: np.ndarray, pos: int, end: int, count: int,
+                         type_length: int) -> tuple[np.ndarray, int]:
+    """PLAIN FIXED_LEN_BYTE_ARRAY decimals of precision <= 18 straight to
+    int64 unscaled values (one kernel: no string views in between)."""
+    type_length = int(type_length)
+    if type_length < 0:
+        raise FileFormatError(f"invalid FIXED_LEN_BYTE_ARRAY type_length {type_length}")
+    need = count * type_length
+    if need > end - pos:
+        raise _truncated("FIXED_LEN_BYTE_ARRAY", count, need, end - pos)
+    out = np.zeros(count, np.int64)
+    if type_length and count:
+        bad = _fixed_decimal_kernel(buf, pos, type_length, count, out)
+        if bad >= 0:
+            raise FileFormatError(f"decimal value at row {bad} does not fit in 64 bits")
+    return out, pos + need
+
+
 def _truncated(physical_type: str, count: int, need: int, have: int) -> FileFormatError:
     return FileFormatError(
         f"PLAIN {physical_type} data truncated: {count} values need {need} bytes, "

@@ -63,6 +63,7 @@ class LocalFileSource(ByteSource):
             raise PqdbIOError("not a regular file", url=self.path)
         self._size = st.st_size
         self._mtime = st.st_mtime_ns
+        self._identity: str | None = None
         self._fd: int | None = None
         self._lock = threading.Lock()
 
@@ -70,7 +71,11 @@ class LocalFileSource(ByteSource):
         return self._size
 
     def identity(self) -> str:
-        return f"file://{os.path.abspath(self.path)}?size={self._size}&mtime={self._mtime}"
+        ident = self._identity
+        if ident is None:
+            ident = self._identity = \
+                f"file://{os.path.abspath(self.path)}?size={self._size}&mtime={self._mtime}"
+        return ident
 
     def _fileno(self) -> int:
         with self._lock:

@@ -238,3 +238,38 @@ def test_int96_timestamps(values, dictionary, page_version):
     table = pa.table({"t": pa.array(values, pa.int64()).cast(pa.timestamp("ns"))})
     _write_and_check(table, use_deprecated_int96_timestamps=True, use_dictionary=dictionary,
                      data_page_version=page_version)
+
+
+def _be_bytes(value: int, width: int) -> bytes:
+    return (value % (1 << (8 * width))).to_bytes(width, "big")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 16).flatmap(lambda w: st.tuples(
+    st.just(w),
+    st.lists(st.integers(-2**(min(8 * w, 64) - 1), 2**(min(8 * w, 64) - 1) - 1), max_size=300),
+    st.integers(0, 7))))
+def test_fixed_len_decimal_straight_to_int64(case):
+    """decode_plain_decimal (one kernel) agrees with the view path
+    (decode_plain + decimal_from_be_bytes) for every width 1..16."""
+    from scan.encodings.plain import decode_plain, decode_plain_decimal
+    from scan.views import decimal_from_be_bytes
+    width, values, pad = case
+    buf = np.frombuffer(b"\x00" * pad + b"".join(_be_bytes(v, width) for v in values)
+                        + b"\x00" * 3, np.uint8)
+    got, end = decode_plain_decimal(buf, pad, len(buf), len(values), width)
+    views, end2 = decode_plain(buf, pad, len(buf), "FIXED_LEN_BYTE_ARRAY", len(values), width)
+    assert end == end2 == pad + width * len(values)
+    assert got.tolist() == values
+    assert got.tolist() == decimal_from_be_bytes(views, buf, width).tolist()
+
+
+@pytest.mark.parametrize("value", [2**63, -2**63 - 1, 2**100])
+def test_fixed_len_decimal_overflow_is_an_error(value):
+    from scan.encodings.plain import decode_plain_decimal
+    from scan.errors import FileFormatError
+    buf = np.frombuffer(_be_bytes(5, 16) + _be_bytes(value, 16), np.uint8)
+    with pytest.raises(FileFormatError, match="row 1 does not fit in 64 bits"):
+        decode_plain_decimal(buf, 0, len(buf), 2, 16)
+    with pytest.raises(FileFormatError, match="truncated"):
+        decode_plain_decimal(buf, 0, len(buf) - 1, 2, 16)
