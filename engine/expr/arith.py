@@ -15,7 +15,7 @@ from engine.errors import ArithmeticOverflowError, UnsupportedFeatureError
 from engine.expr import numeric_kernels as nk
 from engine.expr.cast import (_check_int_range, _check_precision, cast_vector,
                               rescale, to_float64, valid_mask)
-from engine.expr.vectors import clean_object, merge_nulls, null_bool
+from engine.expr.vectors import clean_object, const_view, merge_nulls, null_bool
 from engine.kernels import strings as sk
 from planner.types import (BIGINT, DOUBLE, DataType, common_type, decimal_of)
 
@@ -340,8 +340,7 @@ def compare(op: str, a: Vector, b: Vector, b_const=None) -> Vector:
         ha = sk.as_heap(a.heap)
         va = np.ascontiguousarray(a.data)
         if b_const is not None:
-            w = sk.views_from_pylist([b_const])
-            c0, c1, hc = w[0][0, 0], w[0][0, 1], w[1]
+            c0, c1, hc = const_view(b_const)
             if op in ("eq", "ne"):
                 eq = sk.equal_views_const(va, ha, c0, c1, hc)
                 res = eq if op == "eq" else ~eq

@@ -13,7 +13,7 @@ from engine.block import Block, Vector
 from engine.errors import UnsupportedFeatureError
 from engine.expr import arith, datefuncs, strfuncs
 from engine.expr.cast import cast_vector, valid_mask
-from engine.expr.vectors import (as_nulls, clean_object, literal_vector, merge_nulls,
+from engine.expr.vectors import (as_nulls, clean_object, const_view, literal_vector, merge_nulls,
                                  null_bool, scatter)
 from engine.kernels import strings as sk
 from planner.expressions import Call, ColumnRef, Expr, Literal, Parameter, column_indexes
@@ -87,40 +87,56 @@ def _round(call: Call, block: Block) -> Vector:
 
 def _compare(call: Call, block: Block) -> Vector:
     left, right = call.args
-    if isinstance(left, Literal) and not isinstance(right, Literal) and left.type.is_string:
+    if isinstance(left, Literal) and not isinstance(right, Literal):
         left, right = right, left
         op = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}.get(call.func, call.func)
     else:
         op = call.func
     a = evaluate(left, block)
-    b = evaluate(right, block)
-    const = right.value if (isinstance(right, Literal) and right.type.is_string
-                            and a.type.is_string and right.value is not None) else None
+    if isinstance(right, Literal) and right.value is not None and not isinstance(left, Literal):
+        # a constant: one row, broadcast by the comparison (no n-row copy per block)
+        b = literal_vector(right.value, right.type, 1)
+        const = right.value if right.type.is_string and a.type.is_string else None
+    else:
+        b, const = evaluate(right, block), None
     return arith.compare(op, a, b, const)
 
 
 # ---------------------------------------------------------------- logic
 def _and_or(call: Call, block: Block) -> Vector:
+    """Three-valued AND / OR.  Arguments without NULLs fold into one plain
+    bool mask; once that mask decides every row (AND: all false, OR: all
+    true) the remaining arguments are not evaluated."""
     n = block.n
     is_and = call.func == "and"
-    sure_true = None if is_and else np.zeros(n, np.bool_)     # OR: any true
-    sure_false = np.zeros(n, np.bool_) if is_and else None    # AND: any false
-    all_true = np.ones(n, np.bool_) if is_and else None
-    all_false = None if is_and else np.ones(n, np.bool_)
+    plain = None                  # the fold of the arguments without NULLs
+    nullable = []                 # (data, null mask) of the others
     for a in call.args:
         v = evaluate(a, block)
-        nb = null_bool(v.nulls, n) if v.type.id != "NULL" else np.ones(n, np.bool_)
-        d = v.data.astype(np.bool_)
-        t = d & ~nb
-        f = ~d & ~nb
-        if is_and:
-            sure_false |= f
-            all_true &= t
-        else:
-            sure_true |= t
-            all_false &= f
+        if v.type.id == "NULL":
+            nullable.append((np.zeros(n, np.bool_), np.ones(n, np.bool_)))
+            continue
+        d = v.data if v.data.dtype == np.bool_ else v.data.astype(np.bool_)
+        if v.nulls is not None:
+            nullable.append((d, null_bool(v.nulls, n)))
+            continue
+        plain = d.copy() if plain is None else (plain & d if is_and else plain | d)
+        if not (plain.any() if is_and else not plain.all()):
+            return Vector(BOOLEAN, plain, None)      # decided: FALSE (AND) / TRUE (OR)
+    if not nullable:
+        return Vector(BOOLEAN, plain if plain is not None else np.full(n, is_and), None)
     if is_and:
+        all_true = np.ones(n, np.bool_) if plain is None else plain.copy()
+        sure_false = np.zeros(n, np.bool_) if plain is None else ~plain
+        for d, nb in nullable:
+            all_true &= d & ~nb
+            sure_false |= ~d & ~nb
         return Vector(BOOLEAN, all_true, as_nulls(~sure_false & ~all_true))
+    sure_true = np.zeros(n, np.bool_) if plain is None else plain.copy()
+    all_false = np.ones(n, np.bool_) if plain is None else ~plain
+    for d, nb in nullable:
+        sure_true |= d & ~nb
+        all_false &= ~d & ~nb
     return Vector(BOOLEAN, sure_true, as_nulls(~sure_true & ~all_false))
 
 
@@ -153,8 +169,7 @@ def _in_list(call: Call, block: Block) -> Vector:
         if x.type.is_string:
             va, ha = np.ascontiguousarray(x.data), sk.as_heap(x.heap)
             for v in dict.fromkeys(values):
-                w, h, _ = sk.views_from_pylist([v])
-                matched |= sk.equal_views_const(va, ha, w[0, 0], w[0, 1], h)
+                matched |= sk.equal_views_const(va, ha, *const_view(v))
         else:
             cvec = Vector(consts[0].type, np.array(values, dtype=consts[0].type.numpy_dtype))
             xa, ca = arith.align_for_compare(x, cvec)

@@ -4,6 +4,7 @@ vectors, string vectors from flat buffers, object-array hygiene."""
 from __future__ import annotations
 
 import datetime
+import functools
 
 import numpy as np
 
@@ -72,8 +73,11 @@ def literal_vector(value, typ: DataType, n: int) -> Vector:
         if value is None:
             return Vector(typ, np.zeros((n, 2), np.uint64), np.ones(n, np.uint8),
                           np.zeros(0, np.uint8))
-        views, heap, _ = sk.views_from_pylist([value])
-        return Vector(typ, np.repeat(views, n, axis=0), None, heap)
+        c0, c1, heap = const_view(value)
+        views = np.empty((n, 2), np.uint64)
+        views[:, 0] = c0
+        views[:, 1] = c1
+        return Vector(typ, views, None, heap)
     dtype = typ.numpy_dtype
     if value is None:
         if dtype == object:
@@ -91,7 +95,13 @@ def literal_vector(value, typ: DataType, n: int) -> Vector:
 
 
 def const_view(value) -> tuple[np.uint64, np.uint64, np.ndarray]:
-    """One string constant as (word0, word1, heap) for the *_const kernels."""
+    """One string constant as (word0, word1, heap) for the *_const kernels
+    (remembered: predicates ask for the same constants on every block)."""
+    return _const_view(type(value), value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _const_view(kind, value):
     views, heap, _ = sk.views_from_pylist([value])
     return views[0, 0], views[0, 1], heap
 

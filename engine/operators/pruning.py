@@ -477,6 +477,24 @@ class ScanPruner:
         return False
 
 
+def _segments_may_match(term, per_col, seg_page, chunk_ranges, nseg) -> np.ndarray:
+    """may_match for every segment at once (bool array): a leaf is decided
+    per page of its column (or once from the chunk's statistics) and indexed
+    by each segment's page; AllOf / AnyOf combine the arrays."""
+    if isinstance(term, Leaf):
+        c = term.column
+        if c >= 0 and c in per_col:
+            ranges = per_col[c][1]
+            pages = np.fromiter((leaf_may_match(term, r) for r in ranges), np.bool_, len(ranges))
+            return pages[seg_page[c]]
+        return np.full(nseg, leaf_may_match(term, chunk_ranges.get(c) if c >= 0 else None))
+    parts = [_segments_may_match(t, per_col, seg_page, chunk_ranges, nseg) for t in term.terms]
+    if not parts:
+        return np.full(nseg, isinstance(term, AllOf))
+    reduce = np.logical_and.reduce if isinstance(term, AllOf) else np.logical_or.reduce
+    return reduce(parts)
+
+
 def surviving_rows(pf, rg: int, file_cols: list, term, columns) -> tuple:
     """(mask or None, pages skipped): rows of row group ``rg`` whose pages
     may satisfy ``term``; pages are cut at every page boundary of every
@@ -501,17 +519,11 @@ def surviving_rows(pf, rg: int, file_cols: list, term, columns) -> tuple:
     cuts = cuts[(cuts >= 0) & (cuts < num_rows)]
     bounds = np.append(cuts, num_rows)
     chunk_ranges = {c: chunk_range(pf, rg, file_cols[c]) for c in columns if c not in per_col}
-    keep = np.ones(len(cuts), np.bool_)
-    for s in range(len(cuts)):
-        start = bounds[s]
-
-        def range_of(c, start=start):
-            if c in per_col:
-                first, ranges = per_col[c]
-                return ranges[int(np.searchsorted(first, start, side="right")) - 1]
-            return chunk_ranges.get(c)
-
-        keep[s] = may_match(term, range_of)
+    # every leaf is decided once per page of its column, then the segments
+    # (cut at every column's page starts) combine the page decisions
+    seg_page = {c: np.searchsorted(first, cuts, side="right") - 1
+                for c, (first, _) in per_col.items()}
+    keep = _segments_may_match(term, per_col, seg_page, chunk_ranges, len(cuts))
     if keep.all():
         return None, 0
     mask = np.repeat(keep, np.diff(bounds))

@@ -3,6 +3,8 @@ row-group pruning by footer min/max."""
 
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,15 +73,18 @@ def _row_width(types) -> int:
     return max(width, 1)
 
 
-# A scan is cut into at least this many morsels per worker thread (when it
-# has the rows), so that the last morsels balance the threads' load.
-MORSELS_PER_THREAD = 8
+# A scan is cut into at least this many morsels per core (when it has the
+# rows), so that the last morsels balance the threads' load.  Per core of the
+# machine, not per configured thread: the cut -- and with it the blocks and
+# the order of join and aggregate results -- is then the same for every
+# ``threads`` setting.
+MORSELS_PER_CORE = 8
 
 
 class ScanSource(Source):
     """Morsel = a fixed-size row range of one row group; its rows fill the
     worker's block buffer (block_bytes / row width), but no more than give
-    every thread MORSELS_PER_THREAD morsels of the scan, and no fewer than
+    every core MORSELS_PER_CORE morsels of the scan, and no fewer than
     block_rows.  A row group of up to two morsels is one morsel (read whole:
     whole-chunk decoding is cheapest, and there are then enough row groups
     to share out).  Blocks are cut to block_rows.
@@ -95,7 +100,7 @@ class ScanSource(Source):
         self.block_rows = ctx.config.block_rows
         self.row_width = _row_width([f.type for f in node.schema])
         self.buffer_rows = max(1, ctx.config.block_bytes // self.row_width)
-        self.threads = ctx.config.effective_threads
+        self.cores = os.cpu_count() or 1
         self.morsel_rows = min(self.block_rows, self.buffer_rows)    # set by morsels()
         self.types = [f.type for f in node.schema]
         self.filters = list(node.filters)
@@ -136,7 +141,7 @@ class ScanSource(Source):
                     continue
                 groups.append((path, rg, cols, meta.num_rows))
         total = sum(g[3] for g in groups)
-        share = total // (MORSELS_PER_THREAD * self.threads)
+        share = total // (MORSELS_PER_CORE * self.cores)
         self.morsel_rows = min(self.buffer_rows, max(self.block_rows, share))
         out = []
         for g in groups:
