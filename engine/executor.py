@@ -146,6 +146,11 @@ class _Executor:
             return ScanSource(node, self.ctx), []
         if isinstance(node, L.OneRow):
             return BlockSource(Block([], 1), 1), []
+        if isinstance(node, L.Filter) and isinstance(node.child, L.Aggregate):
+            # HAVING: applied to each merged partition of the aggregation
+            reject_nested_keys(node.child)
+            sink = AggregateSink(node.child, self.memory, having=node.predicate)
+            return BlockSource(self.run(node.child.child, sink), self.block_rows), []
         if isinstance(node, L.Filter):
             source, ops = self._streaming(node.child)
             return source, ops + [FilterOperator(node.predicate)]

@@ -3,7 +3,8 @@
 Rule order: decorrelation (subqueries -> joins) -> OR factoring -> predicate pushdown -> join key extraction ->
 OR factoring again (implied per-input filters of join residuals) -> join
 ordering -> pushdown and key extraction again (ordering can leave conjuncts
-above joins) -> projection pruning.
+above joins) -> semi-join reduction of grouped join inputs -> semi/anti join
+pushdown to the input holding their keys -> projection pruning.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def optimize(node: Node) -> Node:
     from planner.rules.or_factoring import factor_disjunctions
     from planner.rules.predicate_pushdown import push_down_predicates
     from planner.rules.projection_pruning import prune_columns
+    from planner.rules.semijoin_pushdown import push_down_semijoins
+    from planner.rules.semijoin_reduction import add_semijoin_reductions
     node = decorrelate(node)
     node = factor_disjunctions(node)
     node = push_down_predicates(node)
@@ -42,6 +45,8 @@ def optimize(node: Node) -> Node:
     node = order_joins(node)
     node = push_down_predicates(node)
     node = extract_join_keys(node)
+    node = add_semijoin_reductions(node)
+    node = push_down_semijoins(node)
     return prune_columns(node)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from engine.errors import ExecutionError
 from engine.kernels.hashing import KeyColumns, hash_keys, keys_equal
 from engine.kernels.partition import partition_entries, scatter_keys
 
@@ -84,7 +85,7 @@ def _group_insert(hashes, keys, kw, heap, rows, start, slots, g_hash, g_keys, g_
                         gf[ng * width + c + 1] = np.uint64(hu)
                         hu += ln
                 g_hash[ng] = h
-                slots[pos] = ng
+                slots[pos] = np.int32(ng)
                 out_gid[i] = ng
                 ng += 1
                 break
@@ -104,7 +105,7 @@ def _rehash(g_hash, ng, slots):
         pos = g_hash[g] & mask
         while slots[pos] >= 0:
             pos = (pos + np.uint64(1)) & mask
-        slots[pos] = g
+        slots[pos] = np.int32(g)
 
 
 class GroupTable:
@@ -113,7 +114,7 @@ class GroupTable:
     def __init__(self, kw: int, ks: int, memory=None):
         self.kw, self.ks = kw, ks
         self.memory = memory
-        self.slots = np.full(1024, -1, np.int64)
+        self.slots = _empty_slots(1024)
         self.g_hash = np.zeros(256, np.uint64)
         self.g_keys = np.zeros((256, kw + 2 * ks), np.uint64)
         self.g_heap = np.zeros(4096 if ks else 0, np.uint8)
@@ -180,7 +181,7 @@ class GroupTable:
         while size // 2 <= groups:
             size *= 2
         if size > len(self.slots):
-            self.slots = np.full(size, -1, np.int64)
+            self.slots = _empty_slots(size)
             _rehash(self.g_hash, ng, self.slots)
         if self.ks and heap_bytes > len(self.g_heap):
             self.g_heap = _grown(self.g_heap[:int(self.state[1])], heap_bytes)
@@ -193,7 +194,7 @@ class GroupTable:
             self.g_hash = _grown(self.g_hash, cap)
             self.g_keys = _grown(self.g_keys, cap)
         if ng >= len(self.slots) // 2:
-            self.slots = np.full(2 * len(self.slots), -1, np.int64)
+            self.slots = _empty_slots(2 * len(self.slots))
             _rehash(self.g_hash, ng, self.slots)
         if self.ks:
             lens = (keys.strs[start, 0::2] & _LOW32).astype(np.int64)
@@ -234,25 +235,42 @@ class GroupTable:
                           dest, offsets, heap_bytes)
         return dest, offsets, heap_bytes
 
-    def scattered(self, dest: np.ndarray, remap: np.ndarray | None = None):
-        """(KeyColumns, hashes) of the groups moved to positions dest (a
-        copy; the heap is shared).  With ``remap`` word 0 of every key (a
-        group id of another table) becomes remap[word 0], and hashes is None
-        (they change)."""
+    def move_out(self, dest: np.ndarray, remap: np.ndarray | None = None):
+        """(KeyColumns, hashes) of the groups moved to positions dest (the
+        heap is shared).  With ``remap`` word 0 of every key (a group id of
+        another table) becomes remap[word 0], and hashes is None (they
+        change).  The table's own arrays are dropped as soon as they were
+        copied, so a merge never holds a table twice; the table can only be
+        released afterwards."""
         ng = self.n_groups
+        self.slots = None                       # no more lookups
         keys = np.empty((ng, self.g_keys.shape[1]), np.uint64)
         scatter_keys(self.g_keys, ng, dest, _NO_REMAP if remap is None else remap,
                      remap is not None, keys)
+        self.g_keys = None
         hashes = None
         if remap is None:
             hashes = np.empty(ng, np.uint64)
             hashes[dest] = self.g_hash[:ng]
+        self.g_hash = None
         return KeyColumns(keys, self.kw, self.g_heap[:int(self.state[1])], None, ng), hashes
 
     def key_columns(self) -> KeyColumns:
         ng = self.n_groups
         return KeyColumns(self.g_keys[:ng].copy(), self.kw, self.g_heap[:int(self.state[1])],
                           None, ng)
+
+
+# group ids are int32 in the slots; a table holds at most half as many
+# groups as it has slots
+MAX_SLOTS = 1 << 32
+
+
+def _empty_slots(size: int) -> np.ndarray:
+    if size > MAX_SLOTS:
+        raise ExecutionError(f"hash aggregation with more than {MAX_SLOTS // 2} groups "
+                             "is not supported")
+    return np.full(size, -1, np.int32)
 
 
 def _grown(a: np.ndarray, cap: int) -> np.ndarray:

@@ -83,14 +83,3 @@ def gather_remapped(src, rows, gmap, out):
         out[k, 0] = np.uint64(gmap[np.int64(src[r, 0])])
         for c in range(1, width):
             out[k, c] = src[r, c]
-
-
-@njit(nogil=True, cache=True)
-def rebase_views(strs, base):
-    """Long-string views (length > 12) of every string column of strs (two
-    words per column) point ``base`` bytes further: their heap is appended
-    behind another."""
-    for i in range(strs.shape[0]):
-        for c in range(0, strs.shape[1], 2):
-            if (strs[i, c] & np.uint64(0xFFFFFFFF)) > np.uint64(12):
-                strs[i, c + 1] += base

@@ -344,30 +344,19 @@ class MinMaxObjectAcc:
         return Vector(self.call.type, vals, nulls if nulls.any() else None)
 
 
-def scattered(acc, dest: np.ndarray, n: int):
-    """A copy of ``acc`` whose group dest[g] holds the state of its group g
-    (g < n): one local's states in partition order (a partitioned merge)."""
+def moved_out(acc, dest: np.ndarray, n: int):
+    """An accumulator whose group dest[g] holds the state of acc's group g
+    (g < n): one local's states in partition order (a partitioned merge).
+    ``acc`` gives up each state array as soon as it was moved (it is
+    unusable afterwards), so the states are never held twice."""
     out = copy.copy(acc)
     for name in acc.STATE:
         a = getattr(acc, name)
         moved = np.empty((n,) + a.shape[1:], a.dtype)
         moved[dest] = a[:n]
         setattr(out, name, moved)
-    return out
-
-
-def concatenable(acc) -> bool:
-    """Whether the states of several accumulators of this kind can be
-    concatenated (not string min/max: their views point into own heaps)."""
-    return not isinstance(acc, MinMaxStringAcc)
-
-
-def concatenated(accs: list, counts: list[int]):
-    """One accumulator holding the first counts[k] groups of accs[k], one
-    after another (the partitions of a partitioned merge, finalized once)."""
-    out = copy.copy(accs[0])
-    for name in out.STATE:
-        setattr(out, name, np.concatenate([getattr(a, name)[:n] for a, n in zip(accs, counts)]))
+        setattr(acc, name, None)
+        del a
     return out
 
 

@@ -9,9 +9,11 @@ from engine.block import Block, Vector, concat_vectors
 from engine.kernels.aggregates import fold_codes, gather_int64, mark_present, prepend_group_ids
 from engine.kernels.hashing import KeyColumns, normalize_keys
 from engine.kernels.hashtable import GroupTable
-from engine.kernels.partition import gather_remapped, rebase_views
-from engine.operators.accumulators import (concatenable, concatenated, make_accumulator,
-                                           scattered, share_state, state_bytes)
+from engine.kernels.partition import gather_remapped
+from engine.kernels.strings import rebase_views
+from engine.operators.accumulators import make_accumulator, moved_out, share_state, state_bytes
+from engine.operators.collect import concat_shared
+from engine.operators.filter import select_block
 from engine.operators.rows import take_vector
 from engine.pipeline import Sink
 from engine.scheduler import parallel_map
@@ -246,14 +248,16 @@ class _Scattered:
     keys, hashes and accumulator states moved so that partition p is the
     contiguous range offsets[p]:offsets[p+1]; DISTINCT (group id, value)
     entries likewise, by their group's partition, with the group id turned
-    into the group's position.  The local itself is discarded (the copies
-    share only its string heaps)."""
+    into the group's position.  The local gives up each array as soon as it
+    was moved (its lookup slots first), so a local is never held twice; it
+    is released at the end (the moved arrays share only its string heaps)."""
 
     def __init__(self, sink, loc: _Local, bits: int):
         table = loc.table
         ng = table.n_groups
         live = [acc if acc is not None and i not in sink.alias else None
                 for i, acc in enumerate(loc.accs)]
+        loc.accs = []                   # sum/avg aliases share the live states
         self.memory = sink.memory
         tables = [table, *loc.distinct.values()]
         self.nbytes = (16 * ng                                   # hash, group map
@@ -264,17 +268,23 @@ class _Scattered:
             self.memory.reserve(self.nbytes, "aggregate merge partitions")
         try:
             dest, self.offsets, self.heap_bytes = table.partition(bits)
-            self.keys, self.hashes = table.scattered(dest)
-            self.accs = [None if acc is None else scattered(acc, dest, ng) for acc in live]
+            by_group = table.hashes()
+            d_parts = {i: dt.partition(bits, by_group=by_group)
+                       for i, dt in loc.distinct.items()}
+            del by_group
+            self.keys, self.hashes = table.move_out(dest)
+            self.accs = [None if acc is None else moved_out(acc, dest, ng) for acc in live]
+            del live
             self.distinct = {}
             for i, dt in loc.distinct.items():
-                d_dest, d_offsets, d_heap = dt.partition(bits, by_group=table.hashes())
-                self.distinct[i] = (dt.scattered(d_dest, remap=dest)[0], d_offsets, d_heap)
+                d_dest, d_offsets, d_heap = d_parts.pop(i)
+                self.distinct[i] = (dt.move_out(d_dest, remap=dest)[0], d_offsets, d_heap)
             self.gmap = np.empty(ng, np.int64)      # position -> partition group id
         except BaseException:
             self.release()
             raise
-        loc.discard()
+        finally:
+            loc.discard()
 
     def size(self, p: int) -> int:
         return int(self.offsets[p + 1] - self.offsets[p])
@@ -291,12 +301,23 @@ class _Scattered:
             self.memory.release(self.nbytes)
             self.nbytes = 0
 
+    def drop(self):
+        """Release, and let go of the moved arrays (all partitions merged)."""
+        self.release()
+        self.keys = self.hashes = self.gmap = None
+        self.accs, self.distinct = [], {}
+
 
 class AggregateSink(Sink):
     """Aggregate node as a pipeline sink; merge() returns the result Block."""
 
-    def __init__(self, node, memory=None):
+    def __init__(self, node, memory=None, having=None):
+        """having: a predicate over the output (a Filter right above the
+        Aggregate), applied to each merged partition before the partitions
+        are concatenated."""
         self.node = node
+        self.having = having
+        self.out_types = [f.type for f in node.schema]
         self.groups = node.groups
         self.aggs = node.aggregates
         self.memory = memory
@@ -396,8 +417,8 @@ class AggregateSink(Sink):
         """Many groups: each local's groups are scattered into 2**bits
         partitions by the top bits of their hash (on the worker threads, one
         local each); then each partition of all locals merges into its own
-        table (on the worker threads, one partition each); the partitions'
-        keys and states are concatenated and finalized once."""
+        table and is finished into a block, HAVING applied (on the worker
+        threads, one partition each); the blocks are concatenated."""
         bits = max(4, (4 * self.threads - 1).bit_length())   # >= 16, >= 4 per thread
         made: list[_Scattered] = []
 
@@ -411,43 +432,11 @@ class AggregateSink(Sink):
                                  range(1 << bits), self.threads)
         finally:
             for sc in made:
-                sc.release()
-        return self._concat_partitions(parts)
-
-    def _concat_partitions(self, parts: list) -> Block:
-        """One block from the partitions' (key words, key views, key heap,
-        group count, aggregate columns or states): the keys are concatenated
-        and decoded once (all string key columns of a partition share its
-        heap), accumulator states concatenated and finalized once."""
-        heaps, base = [], 0
-        for _, strs, heap, _, _ in parts:
-            if len(heap) and base and len(strs):
-                rebase_views(strs, np.uint64(base))
-            heaps.append(heap)
-            base += len(heap)
-        words = np.concatenate([w for w, _, _, _, _ in parts])
-        strs = np.concatenate([v for _, v, _, _, _ in parts])
-        heap = np.concatenate(heaps) if heaps else np.zeros(0, np.uint8)
-        cols = decode_keys(self.group_types, words, strs, heap, null_word=True)
-        counts = [ng for _, _, _, ng, _ in parts]
-        n = sum(counts)
-        states: dict[int, object] = {}
-        for i, a in enumerate(self.aggs):
-            items = [out[i] for _, _, _, _, out in parts]
-            if isinstance(items[0], Vector):
-                cols.append(concat_vectors(items))
-                continue
-            if i in self.alias:
-                acc = make_accumulator(a, self.arg_types[i])
-                share_state(acc, states[self.alias[i]])
-            else:
-                acc = states[i] = concatenated(items, counts)
-            cols.append(acc.finalize(n))
-        return Block(cols, n)
+                sc.drop()
+        return _concat_consumed(parts, self.out_types)
 
     def _merge_partition(self, p: int, split: list):
-        """Partition p of every local merged into one table: (key words, key
-        views, key heap, group count, aggregate columns or states)."""
+        """Partition p of every local merged into one table, finished."""
         part = _Local(self)
         try:
             part.table.reserve(sum(sc.size(p) for sc in split),
@@ -472,28 +461,31 @@ class AggregateSink(Sink):
                         moved = np.empty((len(sel), keys.keys.shape[1]), np.uint64)
                         gather_remapped(keys.keys, sel, sc.gmap, moved)
                         table.insert(KeyColumns(moved, keys.kw, keys.heap, None, len(sel)))
-            ng = part.n_groups
-            w, s, h = part.table.keys()         # copies: _concat_partitions rebases views
-            return w.copy(), s.copy(), h, ng, self._aggregate_columns(part, ng, True)
-        finally:
+        except BaseException:
             part.release()
+            raise
+        return self._finish(part)
 
     def _finish(self, final: _Local) -> Block:
-        """The result block of a merged (or the only) local; releases it."""
+        """The result block of a merged (or the only) local, HAVING applied;
+        releases the local."""
         try:
             ng = final.n_groups
             cols: list[Vector] = []
             if final.table is not None:
                 w, s, h = final.table.keys()
                 cols.extend(decode_keys(self.group_types, w, s, h, null_word=True))
-            return Block(cols + self._aggregate_columns(final, ng, False), ng)
+            block = Block(cols + self._aggregate_columns(final, ng), ng)
         finally:
             final.release()
+        if self.having is None or block.n == 0:
+            return block
+        from engine.expr import evaluate_predicate
+        mask = np.asarray(evaluate_predicate(self.having, block), dtype=bool)
+        return block if mask.all() else select_block(block, mask)
 
-    def _aggregate_columns(self, final: _Local, ng: int, keep_states: bool) -> list:
-        """The aggregates' result vectors; with keep_states the accumulators
-        whose states concatenate stay unfinalized (None for sum/avg pairs:
-        they share the state of the first)."""
+    def _aggregate_columns(self, final: _Local, ng: int) -> list:
+        """The aggregates' result vectors."""
         cols: list = []
         for i, a in enumerate(self.aggs):
             acc = final.accs[i]
@@ -505,12 +497,48 @@ class AggregateSink(Sink):
                 acc = make_accumulator(a, self.arg_types[i])
                 acc.update(gid, arg, ng)
             elif i in self.alias:
-                if keep_states and concatenable(acc):
-                    cols.append(None)
-                    continue
                 share_state(acc, final.accs[self.alias[i]])
-            elif keep_states and concatenable(acc):
-                cols.append(acc)
-                continue
             cols.append(acc.finalize(ng))
         return cols
+
+
+def _concat_consumed(blocks: list[Block], types) -> Block:
+    """One block from ``blocks`` (which it empties), column by column: each
+    column's parts are dropped once concatenated, so the parts and the
+    result are never both held whole.  String columns whose parts share
+    their heaps (a partition's key columns) share one concatenated heap."""
+    blocks = [b for b in blocks if b.n]
+    if len(blocks) <= 1:
+        return blocks[0] if blocks else concat_shared([], types)
+    shared: list = []            # (the parts' heaps, their concatenation, bases)
+    cols = []
+    for i, t in enumerate(types):
+        parts = [b.columns[i] for b in blocks]
+        if t.is_string:
+            cols.append(_concat_strings_sharing(parts, shared))
+        else:
+            cols.append(concat_vectors(parts))
+        del parts
+        for b in blocks:
+            b.columns[i] = None
+    return Block(cols, sum(b.n for b in blocks))
+
+
+def _concat_strings_sharing(parts: list[Vector], shared: list) -> Vector:
+    heaps = [p.heap if p.heap is not None else _NO_HEAP for p in parts]
+    for seen, heap, bases in shared:
+        if all(a is b for a, b in zip(seen, heaps)):
+            break
+    else:
+        bases = np.cumsum([0] + [len(h) for h in heaps[:-1]])
+        heap = np.concatenate(heaps)
+        shared.append((heaps, heap, bases))
+    views = np.concatenate([rebase_views(p.data, int(b)) for p, b in zip(parts, bases)])
+    nulls = None
+    if any(p.nulls is not None for p in parts):
+        nulls = np.concatenate([p.nulls if p.nulls is not None else np.zeros(len(p), np.uint8)
+                                for p in parts])
+    return Vector(parts[0].type, views, nulls, heap)
+
+
+_NO_HEAP = np.zeros(0, np.uint8)

@@ -37,7 +37,7 @@ EXPECTED = {
     16: ({"mark_in": 1}, {"mark_in": 1}),
     17: ({"single": 1}, {"left": 1}),
     18: ({"semi": 1}, {"semi": 1}),
-    20: ({"semi": 2, "single": 1}, {"semi": 2, "left": 1}),
+    20: ({"semi": 2, "single": 1}, {"semi": 3, "left": 1}),  # + semi-join reduction
     21: ({"semi": 1, "anti": 1}, {"semi": 1, "anti": 1}),
     22: ({"single": 1, "anti": 1}, {"anti": 1}),
 }
