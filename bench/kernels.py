@@ -1,0 +1,111 @@
+"""Hot numba kernels against numpy doing comparable work, in one run.
+
+    .venv/bin/python bench/kernels.py [--rows 6000000] [--repeat 5]
+
+Every line times one of pqdb's hot kernels on generated data and a numpy
+expression over the same data that does the same or strictly less work
+(numpy has no grouped min/max or exact 128-bit sums), and prints both and
+their ratio.  The ratios are not targets: they make a kernel that suddenly
+runs several times slower stand out (a shared @njit helper once made the
+grouped sum and min/max kernels ~10x slower, which TPC-H Q1 showed only as
+"3x slower somewhere").
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from engine.kernels import aggregates as A
+from planner.types import BIGINT
+from engine.block import Vector
+from engine.kernels.hashing import normalize_keys
+from engine.kernels.hashtable import GroupTable
+from scan.column import _dictionary_values
+from scan.encodings.plain import decode_plain_decimal
+
+
+def _best(fn, repeat: int) -> float:
+    fn()                                         # compile / warm caches
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _rle_dictionary_page(codes: np.ndarray, bit_width: int) -> np.ndarray:
+    """One bit-packed run of ``codes`` (a multiple of 8 values) in the
+    RLE/bit-packed hybrid, with the leading bit-width byte."""
+    n = len(codes)
+    groups = n // 8
+    header = (groups << 1) | 1
+    out = bytearray([bit_width])
+    while True:                                  # ULEB128 run header
+        b = header & 0x7F
+        header >>= 7
+        out.append(b | (0x80 if header else 0))
+        if not header:
+            break
+    bits = ((codes[:, None] >> np.arange(bit_width)) & 1).astype(np.uint8).reshape(-1)
+    out += np.packbits(bits, bitorder="little").tobytes()
+    return np.frombuffer(bytes(out), np.uint8)
+
+
+def cases(rows: int):
+    rng = np.random.default_rng(7)
+    vals = rng.integers(-10**9, 10**9, rows).astype(np.int64)
+    nulls = np.zeros(rows, np.bool_)
+    gid4 = rng.integers(0, 4, rows).astype(np.int64)
+    acc, carry, cnt = np.zeros(4, np.int64), np.zeros(4, np.int64), np.zeros(4, np.int64)
+    has = np.zeros(4, np.uint8)
+    yield ("grouped sum, 4 groups", lambda: A.sum_int_update(gid4, vals, nulls, acc, carry),
+           "np.bincount weights", lambda: np.bincount(gid4, weights=vals, minlength=4))
+    yield ("grouped sum+count", lambda: A.sum_count_int_update(gid4, vals, nulls, False, acc,
+                                                               carry, cnt),
+           "np.bincount weights", lambda: np.bincount(gid4, weights=vals, minlength=4))
+    yield ("grouped max, 4 groups", lambda: A.minmax_int_update(gid4, vals, nulls, acc, has, True),
+           "np.max (ungrouped)", lambda: vals.max())
+
+    width = 7                                    # DECIMAL(15,2) as pyarrow writes it
+    raw = (vals[:, None] >> (8 * np.arange(width - 1, -1, -1))).astype(np.uint8).reshape(-1)
+    raw = np.ascontiguousarray(raw)
+    padded = np.zeros((rows, 8), np.uint8)
+    padded[:, 1:] = raw.reshape(rows, width)
+    yield ("FLBA(7) decimal -> int64", lambda: decode_plain_decimal(raw, 0, len(raw), rows, width),
+           "np '>i8' view + astype", lambda: padded.view(">i8").astype(np.int64))
+
+    n8 = rows - rows % 8
+    dictionary = rng.integers(0, 10**12, 4096).astype(np.int64)
+    codes = rng.integers(0, 4096, n8).astype(np.int64)
+    page = _rle_dictionary_page(codes, 12)
+    yield ("dictionary page -> values", lambda: _dictionary_values(page, 0, n8, dictionary),
+           "np.take (codes decoded)", lambda: np.take(dictionary, codes))
+
+    keys = rng.integers(0, 200_000, rows).astype(np.int64)
+    kc = normalize_keys([Vector(BIGINT, keys)], rows, null_word=True)
+
+    def insert():
+        GroupTable(kc.kw, (kc.keys.shape[1] - kc.kw) // 2).insert(kc)
+    yield ("group-table insert, 200k keys", insert,
+           "np.unique inverse", lambda: np.unique(keys, return_inverse=True))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=6_000_000)
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args(argv)
+    print(f"{args.rows:,} rows, best of {args.repeat}, 1 thread")
+    print(f"{'kernel':32s} {'ms':>8s}   {'numpy peer':26s} {'ms':>8s}   kernel/peer")
+    for name, fn, peer_name, peer in cases(args.rows):
+        t, p = _best(fn, args.repeat), _best(peer, args.repeat)
+        print(f"{name:32s} {t * 1e3:8.1f}   {peer_name:26s} {p * 1e3:8.1f}   {t / p:6.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
