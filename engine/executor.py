@@ -24,6 +24,11 @@ from planner.cardinality import estimate
 from planner.expressions import remap_columns
 
 
+# breakers whose result materialize computes once per query when the plan
+# repeats their subtree
+_SHAREABLE = (L.Aggregate, L.Sort, L.Limit, L.Window, L.Union)
+
+
 class _DiscardSink(Sink):
     """Takes a probe pipeline that only marks build rows (it emits none)."""
 
@@ -40,6 +45,7 @@ class _DiscardSink(Sink):
 def execute(plan: L.Node, ctx: ExecutionContext) -> Block:
     """All result rows of ``plan`` as one Block (columns in plan.schema order)."""
     ex = _Executor(ctx)
+    ex.find_repeated_subplans(plan)
     try:
         return ex.materialize(plan)
     finally:
@@ -52,6 +58,23 @@ class _Executor:
         self.threads = ctx.config.effective_threads
         self.block_rows = ctx.config.block_rows
         self.memory = ctx.memory.child()
+        self._fingerprints: dict = {}     # planner.fingerprint memo
+        self._repeats: dict = {}          # fingerprint -> uses left, of repeated subplans
+        self._computed: dict = {}         # fingerprint -> Block, until its last use
+
+    def find_repeated_subplans(self, plan: L.Node) -> None:
+        """Breakers whose subtree the plan holds more than once (a CTE
+        referenced twice): materialize computes them once."""
+        from planner.fingerprint import fingerprint
+        counts: dict = {}
+        stack = [plan]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, _SHAREABLE):
+                fp = fingerprint(node, self._fingerprints)
+                counts[fp] = counts.get(fp, 0) + 1
+            stack.extend(node.children)
+        self._repeats = {fp: n for fp, n in counts.items() if n > 1}
 
     def _types(self, node):
         return [f.type for f in node.schema]
@@ -65,6 +88,21 @@ class _Executor:
         return run_pipeline(pipeline, self.threads)
 
     def materialize(self, node: L.Node) -> Block:
+        if self._repeats and isinstance(node, _SHAREABLE):
+            from planner.fingerprint import fingerprint
+            fp = fingerprint(node, self._fingerprints)
+            left = self._repeats.get(fp)
+            if left is not None:
+                block = self._computed.get(fp)
+                if block is None:
+                    block = self._computed[fp] = self._materialize(node)
+                self._repeats[fp] = left - 1
+                if left == 1:               # its last use: let it go
+                    del self._computed[fp]
+                return block
+        return self._materialize(node)
+
+    def _materialize(self, node: L.Node) -> Block:
         reject_nested_keys(node)
         if isinstance(node, L.Aggregate):
             return self.run(node.child, AggregateSink(node, self.memory))
