@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -458,7 +459,7 @@ class ScanPruner:
         with self._lock:
             if key in self._masks:
                 return self._masks[key]
-        mask, pages = surviving_rows(pf, rg, file_cols, self.term, self.columns)
+        mask, pages = _remembered_surviving_rows(pf, rg, file_cols, self.term, self.columns)
         with self._lock:
             if key not in self._masks:
                 self._masks[key] = mask
@@ -475,6 +476,42 @@ class ScanPruner:
             return True
         self.counters.add(rows_skipped=count)
         return False
+
+
+# row masks of earlier queries, per open file: (row group, term, file
+# columns) -> (packed mask or None, rows, pages skipped), least recently
+# used dropped past this many
+REMEMBERED_MASKS = 128
+_MASKS_LOCK = threading.Lock()
+
+
+def _remembered_surviving_rows(pf, rg: int, file_cols: list, term, columns) -> tuple:
+    """surviving_rows, remembered in the file's memo: a query repeated with
+    the same filter does not walk the page indexes again."""
+    memo = getattr(pf, "memo", None)
+    try:
+        key = ("row_mask", rg, term, tuple(file_cols[c] for c in columns))
+        hash(key)
+    except TypeError:                   # an unhashable literal: compute
+        memo = None
+    if memo is None:
+        return surviving_rows(pf, rg, file_cols, term, columns)
+    with _MASKS_LOCK:
+        masks = memo.setdefault("row_masks", OrderedDict())
+        hit = masks.get(key)
+        if hit is not None:
+            masks.move_to_end(key)
+    if hit is not None:
+        packed, n, pages = hit
+        mask = None if packed is None else np.unpackbits(packed, count=n).view(np.bool_)
+        return mask, pages
+    mask, pages = surviving_rows(pf, rg, file_cols, term, columns)
+    entry = (None if mask is None else np.packbits(mask), 0 if mask is None else len(mask), pages)
+    with _MASKS_LOCK:
+        masks[key] = entry
+        while len(masks) > REMEMBERED_MASKS:
+            masks.popitem(last=False)
+    return mask, pages
 
 
 def _segments_may_match(term, per_col, seg_page, chunk_ranges, nseg) -> np.ndarray:
