@@ -384,14 +384,18 @@ class AggregateSink(Sink):
                 loc.release()
 
     def _merge_sequential(self, locals_: list) -> _Local:
-        """Every local inserted into one final table (few groups)."""
-        final = _Local(self)
+        """The other locals inserted into the biggest one (few groups)."""
+        def size(loc):
+            return loc.n_groups + sum(d.n_groups for d in loc.distinct.values())
+        final = max(locals_, key=size)
         try:
             if final.table is not None:         # at most the sum of the inputs
                 tables = [loc.table for loc in locals_]
                 final.table.reserve(sum(t.n_groups for t in tables),
                                     sum(int(t.state[1]) for t in tables))
             for loc in locals_:
+                if loc is final:
+                    continue
                 if loc.table is not None:
                     mapping = final.table.insert(loc.table.key_view(), loc.table.hashes())
                 else:
