@@ -88,11 +88,12 @@ def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
     is_view = ptype in _VIEW_TYPES and not fixed_decimal
     dictionary = None
     dict_heap = None
+    form = None                 # fused_form(dictionary)
     dense: list = []          # per page: (values, heap)
     direct, direct_rows, direct_pages = None, 0, 0   # fused pages written in place
     page_select = rows is not None and max_def == 0
     codes = None                                      # dictionary codes (want_codes)
-    identity = None
+    identity = identity_form = None
     n_keep = int(np.count_nonzero(rows)) if page_select else num_rows
     row_start = 0
     null_parts: list = []     # per page: uint8 mask or None (no nulls)
@@ -107,6 +108,7 @@ def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
                 if fixed_decimal:
                     from scan.views import decimal_from_be_bytes
                     dictionary, dict_heap = decimal_from_be_bytes(dictionary, dict_heap, tlen), None
+                form = fused_form(dictionary)
                 continue
             n = page.num_values
             data = page.data
@@ -150,7 +152,9 @@ def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
                     # yields the indices; gathered (checked) once per chunk below
                     if identity is None:
                         identity = np.arange(len(dictionary), dtype=np.int32)
-                    codes_page = _dictionary_values(data, pos, n_valid, identity, None, sel)
+                        identity_form = fused_form(identity)
+                    codes_page = _dictionary_values(data, pos, n_valid, identity, None, sel,
+                                                    identity_form)
                 else:
                     codes_page = None
                     if max_def == 0 and row_start + n <= num_rows:
@@ -158,7 +162,8 @@ def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
                             direct = _direct_buffer(dictionary, n_keep)
                         if direct is not None:
                             into = direct[direct_rows:]
-                    values = _dictionary_values(data, pos, n_valid, dictionary, into, sel)
+                    values = (_dictionary_values(data, pos, n_valid, dictionary, into, sel, form)
+                              if form is not None else None)
                 if values is not None and into is not None:
                     direct_rows += len(values)
                     direct_pages += 1
@@ -336,25 +341,34 @@ def _direct_values(direct, dictionary):
 _NO_SEL = np.ones(1, np.uint8)
 
 
-def _dictionary_values(data, pos, n_valid, dictionary, out=None, sel=None):
+def fused_form(dictionary):
+    """(flat dictionary, views?, integer view dtype) for the fused kernel, or
+    None when the dictionary's storage has no fused form.  1-D values are
+    gathered as same-size ints, (n, 2) string views as one complex128 per
+    row.  Computed once per dictionary, not per page."""
+    d = dictionary
+    if not _fusable(d):
+        return None
+    if _is_views(d):
+        return np.ascontiguousarray(d).view(np.complex128).reshape(-1), True, None
+    as_int = np.int32 if d.dtype.itemsize == 4 else np.int64
+    return np.ascontiguousarray(d).view(as_int), False, as_int
+
+
+def _dictionary_values(data, pos, n_valid, dictionary, out=None, sel=None, form=None):
     """Values of a dictionary-encoded page through the fused kernel, or None
     when the dictionary's storage has no fused form or a defect needs the
     checked path.  ``out``: a flat slice of a _direct_buffer to write into
     (the result is then a view of it); ``sel``: bool mask of the page's
-    values to keep.  1-D values are gathered as same-size ints, (n, 2)
-    string views as one complex128 per row."""
-    d = dictionary
-    if not _fusable(d):
-        return None
-    views = _is_views(d)
-    if views:
-        flat = np.ascontiguousarray(d).view(np.complex128).reshape(-1)
-    else:
-        as_int = np.int32 if d.dtype.itemsize == 4 else np.int64
-        flat = np.ascontiguousarray(d).view(as_int)
+    values to keep; ``form``: fused_form(dictionary) when the caller has it."""
+    if form is None:
+        form = fused_form(dictionary)
+        if form is None:
+            return None
+    flat, views, as_int = form
     if out is None:
         keep = n_valid if sel is None else int(np.count_nonzero(sel))
-        out = np.empty(keep + 1, np.complex128 if views else d.dtype)
+        out = np.empty(keep + 1, np.complex128 if views else dictionary.dtype)
     target = out if views else out.view(as_int)
     use_sel = sel is not None
     kept = _dictionary_page_kernel(data, pos, len(data), n_valid, flat, target,

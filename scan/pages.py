@@ -107,24 +107,11 @@ def iter_pages(buf: np.ndarray, codec: str, num_values: int, verify_checksums: b
     ordinal = 0
     memo = _chunk_memo(buf)
     while pos < end and seen < num_values:
-        parsed = memo.get(pos) if memo is not None else None
-        if parsed is None:
-            try:
-                parsed = T.decode_struct(buf, T.PAGE_HEADER, pos, end)
-            except FileFormatError as e:
-                raise FileFormatError(f"bad page header: {e}", page=ordinal) from None
-            if memo is not None:
-                memo[pos] = parsed
-        header, body_pos = parsed
+        recipe = memo.get(("page", pos)) if memo is not None else None
+        if recipe is None:
+            recipe = _page_recipe(buf, pos, end, ordinal, memo)
+        header, body_pos, csize, usize, fields = recipe
         header_pos = pos
-        ptype = header.get("type")
-        if ptype is None:
-            raise FileFormatError("page header lacks type", page=ordinal)
-        csize = _int(header, "compressed_page_size", "page header", ordinal)
-        usize = _int(header, "uncompressed_page_size", "page header", ordinal)
-        if csize > end - body_pos:
-            raise FileFormatError(f"page of {csize} bytes runs past the end of the column "
-                                  f"chunk ({end - body_pos} bytes left)", page=ordinal)
         body = buf[body_pos:body_pos + csize]
         pos = body_pos + csize
         if verify_checksums and header.get("crc") is not None and \
@@ -133,13 +120,41 @@ def iter_pages(buf: np.ndarray, codec: str, num_values: int, verify_checksums: b
                 raise FileFormatError("page CRC32 checksum mismatch", page=ordinal)
             if memo is not None:
                 memo[("crc", header_pos)] = True
-        page = _make_page(header, ptype, body, usize, codec, ordinal, buf, body_pos, arena)
+        page = _make_page(header, header["type"], body, usize, codec, ordinal, buf, body_pos,
+                          arena, fields)
         ordinal += 1
         if page is None:
             continue
         if page.kind != DICTIONARY_PAGE:
             seen += page.num_values
         yield page
+
+
+def _page_recipe(buf, pos, end, ordinal, memo):
+    """(header, body position, compressed size, uncompressed size, page
+    fields) of the page at ``pos``, validated; kept in ``memo`` (per cached
+    chunk) so later reads of the chunk skip parsing and checks."""
+    parsed = memo.get(pos) if memo is not None else None
+    if parsed is None:
+        try:
+            parsed = T.decode_struct(buf, T.PAGE_HEADER, pos, end)
+        except FileFormatError as e:
+            raise FileFormatError(f"bad page header: {e}", page=ordinal) from None
+        if memo is not None:
+            memo[pos] = parsed
+    header, body_pos = parsed
+    ptype = header.get("type")
+    if ptype is None:
+        raise FileFormatError("page header lacks type", page=ordinal)
+    csize = _int(header, "compressed_page_size", "page header", ordinal)
+    usize = _int(header, "uncompressed_page_size", "page header", ordinal)
+    if csize > end - body_pos:
+        raise FileFormatError(f"page of {csize} bytes runs past the end of the column "
+                              f"chunk ({end - body_pos} bytes left)", page=ordinal)
+    recipe = (header, body_pos, csize, usize, _page_fields(header, ptype, csize, usize, ordinal))
+    if memo is not None:
+        memo[("page", pos)] = recipe
+    return recipe
 
 
 def _place(codec, body, usize, buf, body_pos, arena):
@@ -151,44 +166,63 @@ def _place(codec, body, usize, buf, body_pos, arena):
     return data, (arena.buf if out is not None else data), base
 
 
-def _make_page(header, ptype, body, usize, codec, ordinal, buf, body_pos, arena) -> Page | None:
+def _page_fields(header, ptype, csize, usize, ordinal):
+    """The validated, decoded header fields a page is built from (they
+    depend on the header alone, so iter_pages keeps them per cached chunk):
+    (kind, num_values, encoding, extra) or None for a page to skip."""
+    if ptype == DICTIONARY_PAGE:
+        h = header.get("dictionary_page_header")
+        if h is None:
+            raise FileFormatError("dictionary page lacks its header", page=ordinal)
+        n = _int(h, "num_values", "dictionary page header", ordinal)
+        return ptype, n, _enc(h.get("encoding", 0)), None
+    if ptype == DATA_PAGE:
+        h = header.get("data_page_header")
+        if h is None:
+            raise FileFormatError("data page lacks its header", page=ordinal)
+        n = _int(h, "num_values", "data page header", ordinal)
+        return ptype, n, _enc(h.get("encoding", 0)), (
+            _enc(h.get("definition_level_encoding", 3)),
+            _enc(h.get("repetition_level_encoding", 3)))
+    if ptype == DATA_PAGE_V2:
+        h = header.get("data_page_header_v2")
+        if h is None:
+            raise FileFormatError("data page v2 lacks its header", page=ordinal)
+        n = _int(h, "num_values", "data page v2 header", ordinal)
+        rl = _int(h, "repetition_levels_byte_length", "data page v2 header", ordinal)
+        dl = _int(h, "definition_levels_byte_length", "data page v2 header", ordinal)
+        if rl + dl > csize or rl + dl > usize:
+            raise FileFormatError(f"data page v2 level lengths {rl}+{dl} exceed the page",
+                                  page=ordinal)
+        return ptype, n, _enc(h.get("encoding", 0)), (
+            rl, dl, h.get("is_compressed", True), h.get("num_nulls"), h.get("num_rows"))
+    return None                           # INDEX_PAGE or an unknown page type: skip
+
+
+def _make_page(header, ptype, body, usize, codec, ordinal, buf, body_pos, arena,
+               fields=None) -> Page | None:
+    """The decompressed page; ``fields``: _page_fields of its header, when
+    the caller kept them."""
     try:
-        if ptype == DICTIONARY_PAGE:
-            h = header.get("dictionary_page_header")
-            if h is None:
-                raise FileFormatError("dictionary page lacks its header", page=ordinal)
-            n = _int(h, "num_values", "dictionary page header", ordinal)
+        if fields is None:
+            fields = _page_fields(header, ptype, len(body), usize, ordinal)
+        if fields is None:
+            return None
+        kind, n, encoding, extra = fields
+        if kind == DICTIONARY_PAGE:
             data, owner, base = _place(codec, body, usize, buf, body_pos, arena)
-            return Page(ordinal, ptype, n, _enc(h.get("encoding", 0)), data, owner=owner, base=base)
-        if ptype == DATA_PAGE:
-            h = header.get("data_page_header")
-            if h is None:
-                raise FileFormatError("data page lacks its header", page=ordinal)
-            n = _int(h, "num_values", "data page header", ordinal)
+            return Page(ordinal, kind, n, encoding, data, owner=owner, base=base)
+        if kind == DATA_PAGE:
             data, owner, base = _place(codec, body, usize, buf, body_pos, arena)
-            return Page(ordinal, ptype, n, _enc(h.get("encoding", 0)), data, owner=owner, base=base,
-                        def_encoding=_enc(h.get("definition_level_encoding", 3)),
-                        rep_encoding=_enc(h.get("repetition_level_encoding", 3)))
-        if ptype == DATA_PAGE_V2:
-            h = header.get("data_page_header_v2")
-            if h is None:
-                raise FileFormatError("data page v2 lacks its header", page=ordinal)
-            n = _int(h, "num_values", "data page v2 header", ordinal)
-            rl = _int(h, "repetition_levels_byte_length", "data page v2 header", ordinal)
-            dl = _int(h, "definition_levels_byte_length", "data page v2 header", ordinal)
-            if rl + dl > len(body) or rl + dl > usize:
-                raise FileFormatError(f"data page v2 level lengths {rl}+{dl} exceed the page",
-                                      page=ordinal)
-            levels = body[:rl + dl]
-            rest = body[rl + dl:]
-            compressed = h.get("is_compressed", True)
-            data, owner, base = _place(codec if compressed else "UNCOMPRESSED", rest,
-                                       usize - rl - dl, buf, body_pos + rl + dl, arena)
-            return Page(ordinal, ptype, n, _enc(h.get("encoding", 0)), data, levels=levels,
-                        owner=owner, base=base,
-                        rep_length=rl, def_length=dl, num_nulls=h.get("num_nulls"),
-                        num_rows=h.get("num_rows"))
-        return None                       # INDEX_PAGE or an unknown page type: skip
+            return Page(ordinal, kind, n, encoding, data, owner=owner, base=base,
+                        def_encoding=extra[0], rep_encoding=extra[1])
+        rl, dl, compressed, num_nulls, num_rows = extra
+        levels = body[:rl + dl]
+        rest = body[rl + dl:]
+        data, owner, base = _place(codec if compressed else "UNCOMPRESSED", rest,
+                                   usize - rl - dl, buf, body_pos + rl + dl, arena)
+        return Page(ordinal, kind, n, encoding, data, levels=levels, owner=owner, base=base,
+                    rep_length=rl, def_length=dl, num_nulls=num_nulls, num_rows=num_rows)
     except FileFormatError as e:
         if e.page is None:
             raise FileFormatError(str(e), page=ordinal) from None

@@ -33,7 +33,8 @@ from numba import njit
 
 from scan import thrift as T
 from scan.column import (_def_levels, _dictionary_values, _empty, _values_start,
-                         decode_dictionary_page, decode_other_encoding, is_fixed_decimal)
+                         decode_dictionary_page, decode_other_encoding, fused_form,
+                         is_fixed_decimal)
 from scan.encodings.dictionary import decode_dictionary_indices, gather
 from scan.encodings.plain import decode_plain, decode_plain_decimal
 from scan.errors import FileFormatError
@@ -302,6 +303,17 @@ class ChunkState:
             ident = self._identity = np.arange(len(self.dictionary[2]), dtype=np.int32)
         return ident
 
+    def fused(self, codes: bool):
+        """(dictionary for the fused kernel, its fused_form or None): the
+        storage values, or the identity when codes are wanted; once per chunk."""
+        key = "_fused_codes" if codes else "_fused_values"
+        got = getattr(self, key, None)
+        if got is None:
+            d = self.identity() if codes else self.dictionary[2]
+            got = (d, fused_form(d))
+            setattr(self, key, got)
+        return got
+
     def run_directory(self, i, data, pos, count):
         """(value starts, byte positions) of the runs of dictionary page i,
         recorded by the first morsel that asks (others compute their own
@@ -523,8 +535,9 @@ def _page_range(state, i, page, a, b, to_storage, want_codes):
         else:
             src, spos, skip = data, pos, a0
         # fused kernel (indices straight to values, or to codes for strings)
-        fused = _dictionary_values(src, spos, skip + cnt,
-                                   state.identity() if want_codes else dvals)
+        fdict, form = state.fused(want_codes)
+        fused = (_dictionary_values(src, spos, skip + cnt, fdict, None, None, form)
+                 if form is not None else None)
         if fused is None:                      # no fused form, or a defect: checked path
             idx = decode_dictionary_indices(src, spos, len(src), skip + cnt)[skip:]
         elif want_codes:

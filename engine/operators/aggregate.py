@@ -3,6 +3,8 @@ DISTINCT forms.  Thread-local group tables and accumulators merge at the end."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from engine.block import Block, Vector, concat_vectors
@@ -219,12 +221,12 @@ def _coded_group_ids(table, key_vecs, n):
         if codes is None or v.nulls is not None or len(codes) != n:
             return None
         sizes.append(len(v.dictionary))
-    if not sizes or int(np.prod(sizes, dtype=np.float64)) > _MAX_CODE_COMBOS:
+    total = math.prod(sizes)           # Python ints: exact, and no numpy call per block
+    if not sizes or total > _MAX_CODE_COMBOS:
         return None
     combined = np.empty(n, np.int64)
     for j, (v, size) in enumerate(zip(key_vecs, sizes)):
         fold_codes(combined, v.codes, size, j == 0)
-    total = int(np.prod(sizes))
     seen = np.zeros(total, np.uint8)
     mark_present(combined, seen)
     present = np.flatnonzero(seen)
