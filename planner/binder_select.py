@@ -247,12 +247,21 @@ def _dedupe(groups, names):
     return g2, n2
 
 
+def _is_all(e) -> bool:
+    return isinstance(e, exp.Var) and e.name.upper() == "ALL"
+
+
 def _bind_order(ctx, scope, order, items, collector) -> list[list]:
     """Each entry: [kind, value, ascending, nulls_first, node] where kind is
     'output' (value = select-list position) or 'expr' (value = bound expr)."""
     out: list[list] = []
     if order is None:
         return out
+    if len(order.expressions) == 1 and _is_all(order.expressions[0].this):
+        # ORDER BY ALL (DuckDB): every select-list column, left to right
+        o = order.expressions[0]
+        asc, nulls_first = not o.args.get("desc"), bool(o.args.get("nulls_first"))
+        return [["output", i, asc, nulls_first, o] for i in range(len(items))]
     for o in order.expressions:
         e = o.this
         asc = not o.args.get("desc")

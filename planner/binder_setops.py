@@ -111,9 +111,15 @@ def _intersect_except(name, distinct, left, right, types, names) -> Node:
 
 def _order_limit(qb, ast, node: Node) -> Node:
     from planner.binder_expressions import ExpressionBinder
-    from planner.binder_select import _limit_offset, _ordinal
+    from planner.binder_select import _is_all, _limit_offset, _ordinal
     order = ast.args.get("order")
     schema = node.schema
+    if order is not None and len(order.expressions) == 1 and _is_all(order.expressions[0].this):
+        o = order.expressions[0]                       # ORDER BY ALL: every column
+        node = Sort(node, [SortKey(ColumnRef(i, f.type, f.name), not o.args.get("desc"),
+                                   bool(o.args.get("nulls_first")))
+                           for i, f in enumerate(schema)])
+        order = None
     if order is not None:
         scope = Scope([ScopeColumn(None, f.name, f.type) for f in schema])
         keys = []
