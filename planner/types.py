@@ -207,6 +207,7 @@ _SCAN_NAMES = {
     "timestamp_us": TIMESTAMP, "timestamptz_us": TIMESTAMPTZ,
     "timestamp_ns": TIMESTAMP_NS, "timestamptz_ns": TIMESTAMP_NS,
     "string": VARCHAR, "blob": BLOB,
+    "null": NULL,
 }
 
 
@@ -231,10 +232,7 @@ def from_scan_logical(lg, columns) -> DataType:
     logical tree of the field (kind leaf / struct / list / map), ``columns``
     the file's leaf ColumnInfos.  Leaves typed NULL (UNKNOWN) become NULL."""
     if lg.kind == "leaf":
-        name = columns[lg.leaf].type_name
-        if name.startswith("unsupported:NULL"):
-            return NULL
-        return from_scan_type_name(name)
+        return from_scan_type_name(columns[lg.leaf].type_name)
     kids = [from_scan_logical(c, columns) for c in lg.children]
     if lg.kind == "struct":
         return STRUCT([(c.name, t) for c, t in zip(lg.children, kids)])

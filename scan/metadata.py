@@ -287,8 +287,8 @@ def _from_logical(info: ColumnInfo, body: dict, kind: str, el: dict):
         return f"timestamp{tz}_ns" if unit == "NANOS" else f"timestamp{tz}_us"
     if kind == "INTEGER":
         return _int_name(info, body.get("bitWidth"), body.get("isSigned", True))
-    if kind == "UNKNOWN":
-        return "unsupported:NULL (UNKNOWN logical type)"
+    if kind == "UNKNOWN":            # the NULL type: every value is null
+        return "null"
     if kind == "FLOAT16":            # half floats are widened to float32 storage
         ok = p == "FIXED_LEN_BYTE_ARRAY" and info.type_length == 2
         return "float32" if ok else _mismatch(info, "FLOAT16 (type_length 2)")

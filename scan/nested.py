@@ -341,7 +341,7 @@ def _assemble(lg: _Logical, leaves: dict, cols):
 
 def _storage_col(col):
     """Leaves typed NULL (UNKNOWN) hold no values: read them as physical."""
-    if col.type_name.startswith("unsupported:NULL"):
+    if col.type_name == "null":
         from copy import copy
 
         from scan.metadata import _PLAIN_NAMES
@@ -382,8 +382,7 @@ def read_nested(pf, row_group: int, field: str):
     for i in _leaves_of(lg, []):
         col, chunk = pf.columns[i], rg.columns[i]
         ctx = dict(file=pf.path, row_group=row_group, column=col.name)
-        if col.type_name.startswith("unsupported:") and \
-                not col.type_name.startswith("unsupported:NULL"):
+        if col.type_name.startswith("unsupported:"):
             raise UnsupportedFeatureError(col.type_name[len("unsupported:"):]
                                           + f" (column {col.name!r})")
         if chunk.encrypted:

@@ -47,6 +47,11 @@ def column_vector(pf, rg: int, file_col: int, typ, rows=None, row_start: int = 0
         if row_count is not None:
             vec = vec.slice(row_start, row_start + row_count)
         return vec if rows is None else select_vector(vec, rows)
+    if typ.id == "NULL":                # the NULL type (Parquet UNKNOWN): nothing to read
+        n = pf.row_groups[rg].num_rows if row_count is None else row_count
+        if rows is not None:
+            n = int(np.count_nonzero(rows))
+        return Vector(typ, np.zeros(n, np.bool_), np.ones(n, np.uint8))
     ranged = {} if row_count is None else {"row_start": row_start, "row_count": row_count}
     if typ.is_string:
         cd = pf.read_column(rg, file_col, rows, codes=True, **ranged)
