@@ -173,6 +173,19 @@ def _vector_to_arrow(pa, vec):
     return pa.array(data, mask=mask)
 
 
+def _describe_result(schema) -> Result:
+    """DESCRIBE: one row per result column, DuckDB's columns (column_name,
+    column_type, null, key, default, extra)."""
+    names = [f.name for f in schema]
+    types = ['"NULL"' if f.type.id == "NULL" else str(f.type) for f in schema]
+    n = len(schema)
+    columns = [strings_to_vector(names, VARCHAR), strings_to_vector(types, VARCHAR),
+               strings_to_vector(["YES"] * n, VARCHAR)]
+    columns += [strings_to_vector([None] * n, VARCHAR) for _ in range(3)]
+    return Result(["column_name", "column_type", "null", "key", "default", "extra"],
+                  [VARCHAR] * 6, Block(columns, n))
+
+
 def _text_result(name: str, text: str) -> Result:
     """A one-cell VARCHAR result printed unclipped (EXPLAIN)."""
     result = Result([name], [VARCHAR], Block([strings_to_vector([text], VARCHAR)], 1))
@@ -249,6 +262,9 @@ class Connection:
         if isinstance(stmt, st.ExplainStatement):
             plan = plan_query(stmt.ast, self._catalog, params=params, sql=stmt.sql)
             return _text_result("explain", _explain_text(plan))
+        if isinstance(stmt, st.DescribeStatement):
+            plan = plan_query(stmt.ast, self._catalog, params=params, sql=stmt.sql)
+            return _describe_result(plan.schema)
         if isinstance(stmt, st.QueryStatement):
             plan = plan_query(stmt.ast, self._catalog, params=params, sql=stmt.sql)
             return self._run_plan(plan)

@@ -13,9 +13,9 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from planner.errors import SQLError, UnsupportedFeatureError, position_of
-from planner.statements import (CreateViewStatement, DropViewStatement,
-                                ExplainStatement, QueryStatement, SetStatement,
-                                Statement)
+from planner.statements import (CreateViewStatement, DescribeStatement,
+                                DropViewStatement, ExplainStatement, QueryStatement,
+                                SetStatement, Statement)
 
 DIALECT = "duckdb"
 
@@ -95,6 +95,13 @@ def _parse_statement(text: str) -> list[Statement]:
     ast = _parse_one(text)
     if isinstance(ast, QUERY_TYPES):
         return [QueryStatement(ast, text)]
+    if isinstance(ast, exp.Describe):
+        target = ast.this
+        if isinstance(target, exp.Table):                 # DESCRIBE table / view / 'file'
+            target = exp.select("*").from_(target)
+        if not isinstance(target, QUERY_TYPES):
+            raise UnsupportedFeatureError(f"DESCRIBE of {_kind(target)} is not supported")
+        return [DescribeStatement(target, text)]
     if isinstance(ast, exp.Create):
         kind = (ast.args.get("kind") or "").upper()
         if kind != "VIEW":

@@ -18,6 +18,12 @@ class ExplainStatement:
 
 
 @dataclass
+class DescribeStatement:
+    ast: object          # the query whose result columns are described
+    sql: str
+
+
+@dataclass
 class CreateViewStatement:
     name: str
     ast: object          # the view's query
@@ -39,4 +45,5 @@ class SetStatement:
     sql: str
 
 
-Statement = QueryStatement | ExplainStatement | CreateViewStatement | DropViewStatement | SetStatement
+Statement = (QueryStatement | ExplainStatement | DescribeStatement | CreateViewStatement
+             | DropViewStatement | SetStatement)

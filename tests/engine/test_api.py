@@ -286,3 +286,22 @@ def test_every_type_matches_pyarrow(tmp_path):
     assert [c.as_tuple().exponent for c in (got[0][11], got[2][12], got[2][13])] == [-2, -6, -12]
     back = res.to_arrow()
     assert back.to_pylist() == t.to_pylist()
+
+
+@pytest.mark.parametrize("target", [
+    "li",
+    "'{path}'",
+    "SELECT l_orderkey, l_extendedprice * 2 AS x, sum(l_tax) AS s FROM li GROUP BY 1, 2",
+    "SELECT 1 AS one, 'a' AS s, NULL AS n, DATE '2020-01-01' AS d",
+])
+def test_describe_matches_duckdb(target, tpch_sf001):
+    import duckdb
+    path = f"{tpch_sf001}/lineitem.parquet"
+    view = f"CREATE VIEW li AS SELECT * FROM '{path}'"
+    con, duck = engine.connect(), duckdb.connect()
+    con.sql(view)
+    duck.execute(view)
+    sql = "DESCRIBE " + target.format(path=path)
+    assert con.sql(sql).fetchall() == duck.execute(sql).fetchall()
+    assert con.sql(sql).columns == ["column_name", "column_type", "null", "key", "default",
+                                    "extra"]
