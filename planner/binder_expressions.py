@@ -247,6 +247,8 @@ class ExpressionBinder:
                 return extra
         if cls is exp.Anonymous:
             return self._anonymous(node)
+        if cls is exp.Array:
+            raise UnsupportedFeatureError("list literals ([...] / list_value) are not supported")
         if isinstance(node, exp.Func):
             text = node.sql(dialect="duckdb")
             name = text.split("(", 1)[0].strip().lower() if "(" in text else node.sql_name().lower()
