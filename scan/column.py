@@ -108,6 +108,9 @@ def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
                 if fixed_decimal:
                     from scan.views import decimal_from_be_bytes
                     dictionary, dict_heap = decimal_from_be_bytes(dictionary, dict_heap, tlen), None
+                elif is_view:               # its own small heap, not the chunk's arena
+                    from scan.views import compact_heap
+                    dictionary, dict_heap = compact_heap(dictionary, dict_heap)
                 form = fused_form(dictionary)
                 continue
             n = page.num_values

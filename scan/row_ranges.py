@@ -41,7 +41,7 @@ from scan.errors import FileFormatError
 from scan.io.buffer_manager import add_eviction_listener
 from scan.levels import nulls_from_def_levels, scatter_dense
 from scan.pages import DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, Arena, _chunk_memo, _make_page
-from scan.views import concat_views
+from scan.views import compact_heap, concat_views
 
 OFFSET_EVERY = 1024
 _FIXED_WIDTH = {"INT32": 4, "INT64": 8, "INT96": 12, "FLOAT": 4, "DOUBLE": 8}
@@ -292,6 +292,8 @@ class ChunkState:
                 page, None, col.physical_type, col.type_length,
                 col.physical_type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"))
             values, sheap = to_storage(phys, heap, col)
+            if values.ndim == 2:                # string views: not the whole arena as heap
+                values, sheap = compact_heap(values, sheap)
             self.dictionary = (phys, heap, values, sheap)
             self.nbytes += self._own_bytes(page) + getattr(values, "nbytes", 0)
             return self.dictionary

@@ -94,6 +94,42 @@ def _check_heap_bounds(views: np.ndarray, heap: np.ndarray) -> None:
             raise FileFormatError("string view points past its heap")
 
 
+@njit(nogil=True, cache=True)
+def _compact_kernel(views, heap, out, new_heap):
+    """out = views with every long string copied, in order, into new_heap."""
+    pos = 0
+    for i in range(views.shape[0]):
+        w0 = views[i, 0]
+        out[i, 0] = w0
+        ln = np.int64(w0 & np.uint64(0xFFFFFFFF))
+        if ln > INLINE_MAX:
+            s = np.int64(views[i, 1])
+            new_heap[pos:pos + ln] = heap[s:s + ln]
+            out[i, 1] = np.uint64(pos)
+            pos += ln
+        else:
+            out[i, 1] = views[i, 1]
+
+
+def compact_heap(views: np.ndarray, heap: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """(views, heap) with a heap holding only the long strings of ``views``,
+    when ``heap`` is much larger: a string dictionary decoded inside a
+    whole-chunk arena would otherwise carry the arena (megabytes) into
+    every block that uses it."""
+    views = np.ascontiguousarray(views, dtype=np.uint64).reshape(-1, 2)
+    if heap is None:
+        return views, np.zeros(0, np.uint8)
+    lengths = (views[:, 0] & _LEN_MASK).astype(np.int64)
+    need = int(lengths[lengths > INLINE_MAX].sum())
+    if len(heap) <= 2 * need + 4096:
+        return views, heap
+    _check_heap_bounds(views, heap)
+    out = np.empty_like(views)
+    new_heap = np.empty(need, np.uint8)
+    _compact_kernel(views, heap, out, new_heap)
+    return out, new_heap
+
+
 def decimal_from_be_bytes(views: np.ndarray, heap: np.ndarray | None,
                           type_length: int = 0) -> np.ndarray:
     """Decimals (precision <= 18) stored as big-endian two's complement bytes
