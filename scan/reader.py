@@ -177,11 +177,9 @@ class ParquetFile:
         with chunk_errors(ctx):
             state = chunk_state(key, make)
             values, nulls, heap, cds, dictionary = read_range(
-                state, row_start, row_count, to_storage, codes and col.type_name == "string")
-        out = ColumnData(values, nulls, heap, row_count, col, cds, dictionary)
-        if rows is not None:
-            out = _slice_column(out, 0, row_count, rows)
-        return out
+                state, row_start, row_count, to_storage, codes and col.type_name == "string",
+                rows)
+        return ColumnData(values, nulls, heap, len(values), col, cds, dictionary)
 
     def read_column_by_name(self, row_group: int, name: str) -> ColumnData:
         return self.read_column(row_group, self.column_index(name))

@@ -34,7 +34,7 @@ from numba import njit
 from scan import thrift as T
 from scan.column import (_def_levels, _dictionary_values, _empty, _values_start,
                          decode_dictionary_page, decode_other_encoding, fused_form,
-                         is_fixed_decimal)
+                         is_fixed_decimal, select_rows)
 from scan.encodings.dictionary import decode_dictionary_indices, gather
 from scan.encodings.plain import decode_plain, decode_plain_decimal
 from scan.errors import FileFormatError
@@ -439,9 +439,12 @@ chunk_cache = _ChunkStateCache()
 add_eviction_listener(forget_buffer)
 
 
-def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes=False):
+def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes=False,
+               rows=None):
     """Rows [start, start+count) of the chunk: (values, nulls or None, heap,
-    codes or None, dictionary storage or None), values in engine storage."""
+    codes or None, dictionary storage or None), values in engine storage.
+    ``rows``: a bool mask over the range; only those rows are returned,
+    selected page by page (a page without any is not decoded)."""
     stop = start + count
     first = int(np.searchsorted(state.starts, start, "right")) - 1
     parts = []
@@ -455,9 +458,16 @@ def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes
         if b <= a:
             i += 1
             continue
+        sel = None
+        if rows is not None:
+            sel = rows[slot.first_row + a - start:slot.first_row + b - start]
+            if not sel.any():                   # no row of this page is wanted
+                state.consumed(i, b - a)
+                i += 1
+                continue
         page = state.page(i)
         try:
-            part = _page_range(state, i, page, a, b, to_storage, want_codes)
+            part = _page_range(state, i, page, a, b, to_storage, want_codes, sel)
         except FileFormatError as e:
             raise FileFormatError(str(e), page=i) from None
         parts.append(part)
@@ -498,8 +508,10 @@ def _concat_storage(parts):
     return np.concatenate([v for v, _ in parts]), None
 
 
-def _page_range(state, i, page, a, b, to_storage, want_codes):
-    """Rows [a, b) of data page i: (storage values, nulls, heap, codes)."""
+def _page_range(state, i, page, a, b, to_storage, want_codes, sel=None):
+    """Rows [a, b) of data page i: (storage values, nulls, heap, codes); of
+    those only the rows the bool mask ``sel`` keeps, when given (dictionary
+    pages select inside the fused kernel)."""
     col = state.col
     ptype, tlen, max_def = col.physical_type, col.type_length, col.max_def_level
     n = page.num_values
@@ -538,8 +550,14 @@ def _page_range(state, i, page, a, b, to_storage, want_codes):
             src, spos, skip = data, pos, a0
         # fused kernel (indices straight to values, or to codes for strings)
         fdict, form = state.fused(want_codes)
-        fused = (_dictionary_values(src, spos, skip + cnt, fdict, None, None, form)
-                 if form is not None else None)
+        if sel is not None and nulls is None and not want_codes and form is not None:
+            ksel = sel if not skip else np.concatenate([np.zeros(skip, np.bool_), sel])
+            fused = _dictionary_values(src, spos, skip + cnt, fdict, None, ksel, form)
+            if fused is not None:              # selected in the kernel
+                sel, skip = None, 0
+        else:
+            fused = (_dictionary_values(src, spos, skip + cnt, fdict, None, None, form)
+                     if form is not None else None)
         if fused is None:                      # no fused form, or a defect: checked path
             idx = decode_dictionary_indices(src, spos, len(src), skip + cnt)[skip:]
         elif want_codes:
@@ -586,6 +604,10 @@ def _page_range(state, i, page, a, b, to_storage, want_codes):
         values = scatter_dense(values, nulls)[a:b]
         nulls = nulls[a:b]
         codes = None
+    if sel is not None:
+        values = select_rows(values, sel)
+        nulls = None if nulls is None else nulls[sel]
+        codes = None if codes is None else codes[sel]
     if values.ndim == 2 and heap is None:
         heap = np.zeros(0, np.uint8)
     return values, nulls, heap, codes

@@ -84,6 +84,23 @@ def test_range_with_selection(layout_file):
             assert got == want
 
 
+def test_range_with_selection_skipping_pages(layout_file):
+    """Masks with long false runs (whole pages skipped undecoded) and codes."""
+    pf, whole = layout_file
+    rng = np.random.default_rng(2)
+    for start, count in [(0, N), (333, 9000), (N - 3000, 3000)]:
+        runs = np.repeat(rng.random(count // 700 + 1) < 0.4, 700)[:count]
+        mask = runs & (rng.random(count) < 0.7)
+        for c in range(len(pf.columns)):
+            got = pf.read_column(0, c, mask, row_start=start, row_count=count, codes=True)
+            want = [v for v, keep in zip(whole[c][start:start + count], mask) if keep]
+            assert got.to_pylist() == want, pf.columns[c].name
+            assert got.num_rows == len(want)
+            if got.codes is not None:
+                assert len(got.codes) == len(want)
+                assert np.array_equal(np.asarray(got.dictionary)[got.codes], got.values)
+
+
 def test_bad_range_is_refused(layout_file):
     pf, _ = layout_file
     with pytest.raises(ValueError):
