@@ -15,7 +15,8 @@ from engine.errors import ArithmeticOverflowError, UnsupportedFeatureError
 from engine.expr import numeric_kernels as nk
 from engine.expr.cast import (_check_int_range, _check_precision, cast_vector,
                               rescale, to_float64, valid_mask)
-from engine.expr.vectors import clean_object, const_view, merge_nulls, null_bool
+from engine.expr.vectors import (clean_object, coded_dictionary, const_view, merge_nulls,
+                                 null_bool)
 from engine.kernels import strings as sk
 from planner.types import (BIGINT, DOUBLE, DataType, common_type, decimal_of)
 
@@ -338,7 +339,8 @@ def compare(op: str, a: Vector, b: Vector, b_const=None) -> Vector:
     a, b = align_for_compare(a, b)
     if a.type.is_string:
         ha = sk.as_heap(a.heap)
-        va = np.ascontiguousarray(a.data)
+        dictionary = coded_dictionary(a) if b_const is not None else None
+        va = np.ascontiguousarray(a.data if dictionary is None else dictionary)
         if b_const is not None:
             c0, c1, hc = const_view(b_const)
             if op in ("eq", "ne"):
@@ -346,6 +348,8 @@ def compare(op: str, a: Vector, b: Vector, b_const=None) -> Vector:
                 res = eq if op == "eq" else ~eq
             else:
                 res = _from_sign(op, sk.compare_views_const(va, ha, c0, c1, hc))
+            if dictionary is not None:          # one result per entry, gathered by code
+                res = res[a.codes]
         else:
             vb = np.ascontiguousarray(b.data)
             hb = sk.as_heap(b.heap)

@@ -13,8 +13,8 @@ from engine.block import Block, Vector
 from engine.errors import UnsupportedFeatureError
 from engine.expr import arith, datefuncs, strfuncs
 from engine.expr.cast import cast_vector, valid_mask
-from engine.expr.vectors import (as_nulls, clean_object, const_view, literal_vector, merge_nulls,
-                                 null_bool, scatter)
+from engine.expr.vectors import (as_nulls, clean_object, coded_dictionary, const_view,
+                                 literal_vector, merge_nulls, null_bool, scatter)
 from engine.kernels import strings as sk
 from planner.expressions import Call, ColumnRef, Expr, Literal, Parameter, column_indexes
 from planner.types import BOOLEAN, DataType
@@ -167,9 +167,13 @@ def _in_list(call: Call, block: Block) -> Vector:
         list_null[:] = True
     if values and x.type.id != "NULL":
         if x.type.is_string:
-            va, ha = np.ascontiguousarray(x.data), sk.as_heap(x.heap)
+            dictionary = coded_dictionary(x)
+            va, ha = np.ascontiguousarray(x.data if dictionary is None else dictionary), \
+                sk.as_heap(x.heap)
+            hit = np.zeros(len(va), np.bool_)
             for v in dict.fromkeys(values):
-                matched |= sk.equal_views_const(va, ha, *const_view(v))
+                hit |= sk.equal_views_const(va, ha, *const_view(v))
+            matched |= hit if dictionary is None else hit[x.codes]
         else:
             cvec = Vector(consts[0].type, np.array(values, dtype=consts[0].type.numpy_dtype))
             xa, ca = arith.align_for_compare(x, cvec)
@@ -204,6 +208,13 @@ def _like(call: Call, block: Block) -> Vector:
             return literal_vector(None, BOOLEAN, block.n)
     if x.type.id == "NULL" or pat.type.id == "NULL":
         return literal_vector(None, BOOLEAN, block.n)
+    dictionary = coded_dictionary(x) if const is not None else None
+    if dictionary is not None:           # match each dictionary entry once, gather by code
+        d = len(dictionary)
+        hit = strfuncs.like(Vector(x.type, dictionary, None, x.heap),
+                            literal_vector(const, pat.type, d), const, esc, call.func == "ilike")
+        if hit.nulls is None:
+            return Vector(BOOLEAN, np.asarray(hit.data, np.bool_)[x.codes], None)
     return strfuncs.like(x, pat, const, esc, call.func == "ilike")
 
 

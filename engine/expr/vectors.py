@@ -94,6 +94,18 @@ def literal_vector(value, typ: DataType, n: int) -> Vector:
     return Vector(typ, np.full(n, value, dtype))
 
 
+def coded_dictionary(vec) -> np.ndarray | None:
+    """The dictionary of a NULL-free string vector that carries dictionary
+    codes (a scan's CodedVector: data[i] == dictionary[codes[i]], one heap),
+    when it is small against the rows: a predicate on a constant is then
+    evaluated once per dictionary entry and gathered by code.  Else None."""
+    codes = getattr(vec, "codes", None)
+    if codes is None or vec.nulls is not None or len(codes) != len(vec.data):
+        return None
+    dictionary = vec.dictionary
+    return dictionary if 4 * len(dictionary) < len(codes) else None
+
+
 def const_view(value) -> tuple[np.uint64, np.uint64, np.ndarray]:
     """One string constant as (word0, word1, heap) for the *_const kernels
     (remembered: predicates ask for the same constants on every block)."""
