@@ -66,14 +66,18 @@ class _Executor:
         """Breakers whose subtree the plan holds more than once (a CTE
         referenced twice): materialize computes them once."""
         from planner.fingerprint import fingerprint
-        counts: dict = {}
-        stack = [plan]
+        breakers, stack = [], [plan]
         while stack:
             node = stack.pop()
             if isinstance(node, _SHAREABLE):
-                fp = fingerprint(node, self._fingerprints)
-                counts[fp] = counts.get(fp, 0) + 1
+                breakers.append(node)
             stack.extend(node.children)
+        if len(breakers) < 2:           # nothing can repeat: no fingerprints to compute
+            return
+        counts: dict = {}
+        for node in breakers:
+            fp = fingerprint(node, self._fingerprints)
+            counts[fp] = counts.get(fp, 0) + 1
         self._repeats = {fp: n for fp, n in counts.items() if n > 1}
 
     def _types(self, node):

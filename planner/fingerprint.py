@@ -12,6 +12,8 @@ query repeats (a CTE referenced twice, TPC-H Q15) once.
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import decimal
 
 _PLAIN = (str, int, float, bool, bytes, type(None))
 
@@ -50,6 +52,4 @@ def _fp(x, memo: dict):
 
 def _value_like(x) -> bool:
     """Decimal, date, datetime and the like: immutable values compared by value."""
-    import datetime
-    import decimal
     return isinstance(x, (decimal.Decimal, datetime.date, datetime.time, datetime.timedelta))

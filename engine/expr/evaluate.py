@@ -199,23 +199,23 @@ def _in_list(call: Call, block: Block) -> Vector:
 def _like(call: Call, block: Block) -> Vector:
     x = evaluate(call.args[0], block)
     pat_e = call.args[1]
-    pat = evaluate(pat_e, block)
     const = pat_e.value if isinstance(pat_e, Literal) and pat_e.value is not None else None
     esc = None
     if len(call.args) > 2:
         esc = _literal_value(call.args[2], "LIKE escape")
         if esc is None:
             return literal_vector(None, BOOLEAN, block.n)
-    if x.type.id == "NULL" or pat.type.id == "NULL":
+    if x.type.id == "NULL" or pat_e.type.id == "NULL":
         return literal_vector(None, BOOLEAN, block.n)
     dictionary = coded_dictionary(x) if const is not None else None
     if dictionary is not None:           # match each dictionary entry once, gather by code
         d = len(dictionary)
         hit = strfuncs.like(Vector(x.type, dictionary, None, x.heap),
-                            literal_vector(const, pat.type, d), const, esc, call.func == "ilike")
+                            literal_vector(const, pat_e.type, d), const, esc,
+                            call.func == "ilike")
         if hit.nulls is None:
             return Vector(BOOLEAN, np.asarray(hit.data, np.bool_)[x.codes], None)
-    return strfuncs.like(x, pat, const, esc, call.func == "ilike")
+    return strfuncs.like(x, evaluate(pat_e, block), const, esc, call.func == "ilike")
 
 
 # ---------------------------------------------------------------- conditionals

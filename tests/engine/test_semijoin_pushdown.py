@@ -13,11 +13,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import engine
 from planner import plan_query
 from planner.logical import explain
 from planner.rules import semijoin_pushdown
 from tests.engine.test_executor_helpers import assert_rows_equal, duck
+from tests.engine.test_semijoin_reduction import _connect
 
 CONFIGS = [(1, 1000), (2, 700), (8, 1000)]
 
@@ -51,13 +51,6 @@ def files(tmp_path_factory):
         paths[name] = str(root / f"{name}.parquet")
         pq.write_table(t, paths[name], row_group_size=900)
     return paths
-
-
-def _connect(files, threads, block_rows):
-    con = engine.connect(":memory:", threads=threads, block_rows=block_rows)
-    for name, path in files.items():
-        con.sql(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{path}')")
-    return con
 
 
 def _pushed(con, sql, monkeypatch) -> bool:
