@@ -10,6 +10,7 @@ import numpy as np
 
 from scan.codecs import check_codec
 from scan.column import decode_chunk
+from scan.required_chunk import decode_required_chunk
 from scan.errors import FileFormatError, PqdbError, UnsupportedFeatureError
 from scan.io.buffer_manager import default_buffer_manager
 from scan.io.source import as_source
@@ -149,8 +150,12 @@ class ParquetFile:
             whole = self.read_column(row_group, column, codes=codes)
             return _slice_column(whole, row_start, row_start + row_count, rows)
         with chunk_errors(ctx):
-            raw = decode_chunk(buf, col, chunk, rg.num_rows, self.verify_checksums, rows,
-                               codes and col.type_name == "string")
+            want = codes and col.type_name == "string"
+            raw = decode_required_chunk(buf, col, chunk, rg.num_rows, self.verify_checksums,
+                                        rows, want)
+            if raw is None:
+                raw = decode_chunk(buf, col, chunk, rg.num_rows, self.verify_checksums, rows,
+                                   want)
             values, heap = to_storage(raw.values, raw.heap, col)
         return ColumnData(values, raw.nulls, heap, rg.num_rows if rows is None else len(values),
                           col, raw.codes, raw.dictionary)

@@ -1,0 +1,210 @@
+"""The whole-chunk decoder for required flat columns (scan/required_chunk.py)
+and its numba Snappy kernel (scan/snappy_kernel.py), against pyarrow, the
+general page-by-page path and cramjam."""
+
+import cramjam
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from scan import open_parquet
+from scan.column import decode_chunk
+from scan.errors import FileFormatError
+from scan.required_chunk import decode_required_chunk
+from scan.snappy_kernel import snappy_decompress
+from scan.views import views_to_pylist
+
+
+def _required_table(n: int, distinct: int, seed: int = 0) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, distinct, n)
+    codes[n // 3:n // 3 + 2000] = codes[n // 3]              # a long RLE run
+    schema = pa.schema([pa.field("i64", pa.int64(), nullable=False),
+                        pa.field("i32", pa.int32(), nullable=False),
+                        pa.field("f64", pa.float64(), nullable=False),
+                        pa.field("f32", pa.float32(), nullable=False),
+                        pa.field("d", pa.date32(), nullable=False),
+                        pa.field("s", pa.string(), nullable=False)])
+    return pa.table({
+        "i64": pa.array(codes * 7919 - 5, pa.int64()),
+        "i32": pa.array((codes * 3 - 1).astype(np.int32), pa.int32()),
+        "f64": pa.array(codes / 8.0, pa.float64()),
+        "f32": pa.array((codes / 4.0).astype(np.float32), pa.float32()),
+        "d": pa.array((codes % 3000).astype(np.int32), pa.int32()).cast(pa.date32()),
+        "s": pa.array([f"v{c}" if c % 3 else f"a longer string value {c}" for c in codes]),
+    }, schema=schema)
+
+
+def _chunk(pf, rg, c):
+    ch = pf.row_groups[rg].columns[c]
+    return pf.buffer_manager.get(pf.source, ch.start, ch.length), pf.columns[c], ch
+
+
+def _as_list(cv):
+    if cv.values.ndim == 2:
+        return views_to_pylist(cv.values, cv.heap)
+    return cv.values.tolist()
+
+
+def _check_file(path, expect_fast=True):
+    """Every column and row group through the whole-chunk path equals the
+    general path and pyarrow, with and without a row selection and codes."""
+    pf = open_parquet(path)
+    want_table = pq.read_table(path)
+    rng = np.random.default_rng(3)
+    fast = 0
+    for c, col in enumerate(pf.columns):
+        start = 0
+        want_all = want_table.column(col.name).to_pylist()
+        for rg in range(len(pf.row_groups)):
+            buf, col, ch = _chunk(pf, rg, c)
+            n = pf.row_groups[rg].num_rows
+            want = want_all[start:start + n]
+            start += n
+            for rows in (None, rng.random(n) < 0.3, np.zeros(n, bool)):
+                for codes in (False, True):
+                    got = decode_required_chunk(buf, col, ch, n, True, rows, codes)
+                    if got is None:
+                        assert not expect_fast, (col.name, rg)
+                        continue
+                    fast += 1
+                    ref = decode_chunk(buf, col, ch, n, True, rows, codes)
+                    assert got.values.dtype == ref.values.dtype
+                    assert _as_list(got) == _as_list(ref), (col.name, rg)
+                    kept = want if rows is None else [w for w, r in zip(want, rows) if r]
+                    if col.type_name == "string":
+                        assert [v.decode() for v in _as_list(got)] == kept
+                        assert (got.codes is None) == (ref.codes is None)
+                        if got.codes is not None:
+                            assert np.array_equal(got.codes, ref.codes)
+                            assert np.array_equal(got.dictionary[got.codes], got.values)
+                    elif col.type_name == "date":
+                        assert got.values.tolist() == [(w - w.__class__(1970, 1, 1)).days
+                                                       for w in kept]
+                    else:
+                        assert got.values.tolist() == kept, (col.name, rg)
+    return fast
+
+
+@pytest.mark.parametrize("codec", ["snappy", "none"])
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("distinct", [1, 2, 300, 70000])
+def test_dictionary_pages(tmp_path, codec, version, distinct):
+    path = str(tmp_path / "t.parquet")
+    pq.write_table(_required_table(50_000, distinct, distinct), path, compression=codec,
+                   data_page_version=version, data_page_size=4096, row_group_size=30_000,
+                   write_page_checksum=True)
+    assert _check_file(path) > 0
+
+
+@pytest.mark.parametrize("codec", ["snappy", "none"])
+def test_plain_pages(tmp_path, codec):
+    """PLAIN numbers (4 and 8 bytes) with and without a selection; PLAIN
+    strings are left to the general path."""
+    path = str(tmp_path / "t.parquet")
+    table = _required_table(20_000, 20_000, 5)
+    pq.write_table(table.drop_columns(["s"]), path, compression=codec, use_dictionary=False,
+                   data_page_size=2048, row_group_size=7_000)
+    assert _check_file(path) > 0
+    pq.write_table(table.select(["s"]), path, compression=codec, use_dictionary=False)
+    assert _check_file(path, expect_fast=False) == 0
+
+
+def test_dictionary_fallback_to_plain(tmp_path):
+    """A dictionary that overflows mid-chunk: dictionary then PLAIN pages."""
+    path = str(tmp_path / "t.parquet")
+    table = _required_table(60_000, 60_000, 9).drop_columns(["s"])
+    pq.write_table(table, path, dictionary_pagesize_limit=4096, data_page_size=4096)
+    pf = open_parquet(path)
+    assert "PLAIN" in pq.ParquetFile(path).metadata.row_group(0).column(0).encodings
+    assert _check_file(path) > 0
+
+
+@pytest.mark.parametrize("codec", ["zstd", "gzip", "lz4"])
+def test_other_codecs(tmp_path, codec):
+    """Codecs other than SNAPPY: the codec library decompresses, one kernel decodes."""
+    path = str(tmp_path / "t.parquet")
+    pq.write_table(_required_table(20_000, 50), path, compression=codec, data_page_size=4096)
+    assert _check_file(path) > 0
+
+
+def test_nullable_uses_the_general_path(tmp_path):
+    path = str(tmp_path / "t.parquet")
+    pq.write_table(pa.table({"x": pa.array([1, None, 3], pa.int64())}), path)
+    assert _check_file(path, expect_fast=False) == 0
+
+
+def _corrupt_page(tmp_path, checksum: bool):
+    path = str(tmp_path / "t.parquet")
+    pq.write_table(_required_table(50_000, 70000).select(["i64"]), path,
+                   data_page_size=4096, write_page_checksum=checksum, use_dictionary=False)
+    pf = open_parquet(path)
+    ch = pf.row_groups[0].columns[0]
+    raw = bytearray(open(path, "rb").read())
+    for k in range(40):                                   # a data page's body
+        raw[ch.start + ch.length // 2 + k] ^= 0x5A
+    open(path, "wb").write(bytes(raw))
+    return path
+
+
+@pytest.mark.parametrize("checksum", [True, False])
+def test_corrupt_page_is_the_general_paths_error(tmp_path, checksum):
+    path = _corrupt_page(tmp_path, checksum)
+    pf = open_parquet(path)
+    buf, col, ch = _chunk(pf, 0, 0)
+    assert decode_required_chunk(buf, col, ch, pf.row_groups[0].num_rows, True, None,
+                                 False) is None
+    with pytest.raises(FileFormatError) as err:
+        pf.read_column(0, 0)
+    with pytest.raises(FileFormatError) as ref:
+        decode_chunk(buf, col, ch, pf.row_groups[0].num_rows, True)
+    head, page = str(ref.value).rsplit(" (", 1)           # "... (page N)"
+    assert page.startswith("page ") and int(page[5:-1]) > 0   # a data page, not the first
+    assert str(err.value).startswith(head) and str(err.value).endswith(page)
+
+
+# -- the Snappy kernel ------------------------------------------------------
+
+def _payloads():
+    words = st.sampled_from([b"a", b"ab", b"abc", b"abcdefgh", b"0123456789abcdef", b"\x00" * 9])
+    pattern = st.lists(words, max_size=200).map(b"".join)
+    return st.one_of(st.binary(max_size=3000), pattern,
+                     st.tuples(st.binary(max_size=100), pattern, st.integers(1, 50))
+                     .map(lambda t: (t[0] + t[1]) * t[2]))
+
+
+def _decompress(stream: bytes, size: int):
+    src = np.frombuffer(stream, np.uint8)
+    out = np.full(size + 16, 0xEE, np.uint8)
+    n = snappy_decompress(src, 0, len(src), out, 8, size)
+    assert (out[:8] == 0xEE).all() and (out[8 + size:] == 0xEE).all()   # never outside
+    return n, bytes(out[8:8 + size])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_payloads())
+def test_snappy_kernel_matches_cramjam(data):
+    stream = bytes(cramjam.snappy.compress_raw(data))
+    n, got = _decompress(stream, len(data))
+    assert n == len(data) and got == data
+    n, _ = _decompress(stream, len(data) + 1)            # wrong expected size
+    assert n == -1
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_payloads(), st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)),
+                             min_size=1, max_size=4), st.integers(0, 20))
+def test_snappy_kernel_on_corrupt_streams(data, flips, cut):
+    """Corrupt or truncated input: -1 or the bytes cramjam also produces,
+    never a write outside the output range."""
+    stream = bytearray(cramjam.snappy.compress_raw(data))
+    for pos, value in flips:
+        stream[pos % len(stream)] = value
+    stream = bytes(stream[:max(1, len(stream) - cut)])
+    n, got = _decompress(stream, len(data))
+    if n == -1:
+        return
+    assert n == len(data)
+    assert got == bytes(cramjam.snappy.decompress_raw(stream))
