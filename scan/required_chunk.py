@@ -290,3 +290,90 @@ def _decode_snappy_pages(buf, starts, csizes, usizes, compressed, nvals, encs, d
         j += kept
         r += nvals[i]
     return j
+
+
+# -- whole pages of a row range (scan/row_ranges.read_range) ---------------
+
+def range_table(state) -> PageTable | None:
+    """The PageTable of a ChunkState's chunk when whole pages of it can go
+    through the kernel (a required flat column whose pages are the state's
+    page slots), else None; decided once per state."""
+    table = getattr(state, "_required_table", False)
+    if table is not False:
+        return table
+    table = None
+    col = state.col
+    is_string = col.physical_type == "BYTE_ARRAY" and col.type_name == "string"
+    if col.max_def_level == 0 and col.max_rep_level == 0 and \
+            (col.physical_type in _FIXED or is_string):
+        try:
+            table = page_table(state.buf, state.chunk.num_values, state.verify)
+        except (FileFormatError, UnsupportedFeatureError):
+            table = None
+        if table is not None:
+            firsts = np.concatenate([[0], np.cumsum(table.k_nvals)[:-1]])
+            if len(firsts) != len(state.starts) or not np.array_equal(firsts, state.starts) \
+                    or (is_string and not table.all_dictionary):
+                table = None
+    state._required_table = table
+    return table
+
+
+def decode_whole_pages(state, table: PageTable, p0: int, p1: int, sel, to_storage,
+                       want_codes: bool):
+    """Data pages [p0, p1) of the state's chunk, every row (or those ``sel``
+    keeps): (storage values, None, heap, codes or None), or None on a defect
+    (the caller's page-by-page path then names it).  Pages wholly inside a
+    morsel's range are read by that morsel alone, so decompressing them here
+    decompresses each once, as the shared pages of the state are."""
+    col = state.col
+    is_string = col.physical_type == "BYTE_ARRAY"
+    encs = table.k_encs[p0:p1]
+    flat = heap = None
+    if np.any(encs == _DICT):
+        try:
+            phys, _, values, heap = state.dictionary_values(to_storage)
+        except (FileFormatError, UnsupportedFeatureError):
+            return None
+        if is_string:
+            flat = state.fused(want_codes)[1]
+        else:
+            flat = getattr(state, "_physical_form", None)
+            if flat is None:
+                flat = state._physical_form = fused_form(phys)
+        if flat is None:
+            return None
+        flat = flat[0]
+    codes = want_codes and is_string
+    if is_string:
+        kdtype, width = (np.int32 if codes else np.complex128), 0
+    else:
+        kdtype, rdtype = _FIXED[col.physical_type]
+        width = np.dtype(kdtype).itemsize
+    if flat is None:
+        flat = np.empty(0, kdtype)
+    nvals = table.k_nvals[p0:p1]
+    select = sel is not None
+    n_keep = int(np.count_nonzero(sel)) if select else int(nvals.sum())
+    out = np.empty(n_keep + 1, kdtype)
+    usizes = table.k_usizes[p0:p1]
+    sel_u8 = sel.view(np.uint8) if select else _NO_SEL
+    if state.chunk.codec == "SNAPPY":
+        scratch = np.empty(int(usizes.max()) + 8, np.uint8)
+        kept = _decode_snappy_pages(state.buf, table.k_starts[p0:p1], table.k_csizes[p0:p1],
+                                    usizes, table.k_compressed[p0:p1], nvals, encs, flat, out,
+                                    out.view(np.uint8), sel_u8, select, width, scratch)
+    elif state.chunk.codec == "UNCOMPRESSED":
+        kept = _decode_pages(state.buf, table.k_starts[p0:p1], usizes, nvals, encs, flat, out,
+                             out.view(np.uint8), sel_u8, select, width)
+    else:
+        return None                      # the shared, decompressed-once pages
+    if kept != n_keep:
+        return None
+    out = out[:kept]
+    if not is_string:
+        values, _ = to_storage(out.view(rdtype), None, col)
+        return values, None, None, None
+    if codes:
+        return state.fused(False)[1][0][out].view(np.uint64).reshape(-1, 2), None, heap, out
+    return out.view(np.uint64).reshape(-1, 2), None, heap, None

@@ -40,6 +40,7 @@ from scan.encodings.plain import decode_plain, decode_plain_decimal
 from scan.errors import FileFormatError
 from scan.io.buffer_manager import add_eviction_listener
 from scan.levels import nulls_from_def_levels, scatter_dense
+from scan.required_chunk import decode_whole_pages, range_table
 from scan.pages import DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, Arena, _chunk_memo, _make_page
 from scan.views import compact_heap, concat_views
 
@@ -451,13 +452,31 @@ def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes
     any_nulls = False
     all_codes = want_codes
     i = max(first, 0)
-    while i < len(state.slots) and state.slots[i].first_row < stop:
-        slot = state.slots[i]
+    slots = state.slots
+    table = range_table(state)
+    while i < len(slots) and slots[i].first_row < stop:
+        slot = slots[i]
         a = max(start - slot.first_row, 0)
         b = min(stop - slot.first_row, slot.num_rows)
         if b <= a:
             i += 1
             continue
+        if table is not None and a == 0 and b == slot.num_rows:
+            k = i + 1                       # pages i..k-1 lie wholly in the range
+            while k < len(slots) and slots[k].first_row + slots[k].num_rows <= stop:
+                k += 1
+            lo, hi = slot.first_row - start, slots[k - 1].first_row + slots[k - 1].num_rows - start
+            sel = None if rows is None else rows[lo:hi]
+            part = None if sel is not None and not sel.any() else \
+                decode_whole_pages(state, table, i, k, sel, to_storage, want_codes)
+            if part is not None or sel is not None and not sel.any():
+                if part is not None:
+                    parts.append(part)
+                    all_codes &= part[3] is not None
+                for p in range(i, k):
+                    state.consumed(p, slots[p].num_rows)
+                i = k
+                continue
         sel = None
         if rows is not None:
             sel = rows[slot.first_row + a - start:slot.first_row + b - start]
