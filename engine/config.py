@@ -56,7 +56,7 @@ class Config:
     memory_limit: int = 8 << 30           # bytes; accepts "4GB", "512MiB"
     buffer_memory: int = 1 << 30          # compressed chunks kept (in flight + cache); at
                                           # most memory_limit / 2, counted against it
-    block_rows: int = 65536               # rows per block (upper bound)
+    block_rows: int = 131072              # rows per block (upper bound)
     block_bytes: int = 16 << 20           # a scan block's buffer: rows = bytes / row width
     preserve_order: bool = True           # plain scans return rows in file order
     verify_checksums: bool = True

@@ -84,13 +84,16 @@ def _row_width(types) -> int:
 # the order of join and aggregate results -- is then the same for every
 # ``threads`` setting.
 MORSELS_PER_CORE = 8
+# A morsel holds at least this many rows (or block_rows, when smaller): below
+# it, per-morsel Python outweighs what a finer split buys in balance.
+MORSEL_FLOOR_ROWS = 65536
 
 
 class ScanSource(Source):
     """Morsel = a fixed-size row range of one row group; its rows fill the
     worker's block buffer (block_bytes / row width), but no more than give
     every core MORSELS_PER_CORE morsels of the scan, and no fewer than
-    block_rows.  A row group of up to two morsels is one morsel (read whole:
+    MORSEL_FLOOR_ROWS (block_rows when smaller).  A row group of up to two morsels is one morsel (read whole:
     whole-chunk decoding is cheapest, and there are then enough row groups
     to share out).  Blocks are cut to block_rows.
 
@@ -147,7 +150,8 @@ class ScanSource(Source):
                 groups.append((path, rg, cols, meta.num_rows))
         total = sum(g[3] for g in groups)
         share = total // (MORSELS_PER_CORE * self.cores)
-        self.morsel_rows = min(self.buffer_rows, max(self.block_rows, share))
+        floor = min(self.block_rows, MORSEL_FLOOR_ROWS)
+        self.morsel_rows = min(self.buffer_rows, max(floor, share))
         out = []
         for g in groups:
             out.extend(self._cut(*g))
