@@ -88,6 +88,26 @@ def cases(rows: int):
     keys = rng.integers(0, 200_000, rows).astype(np.int64)
     kc = normalize_keys([Vector(BIGINT, keys)], rows, null_word=True)
 
+    # Snappy: TPC-H-like pages (a dictionary of decimals, short text) in 64 KiB pages
+    import cramjam                               # python-snappy's backend
+    from scan.snappy_kernel import snappy_decompress
+    text = b" ".join(rng.choice([b"carefully", b"final", b"deposits", b"sleep", b"quickly",
+                                 b"furiously", b"ironic", b"requests"], rows // 8))
+    for label, data in (("decimals", np.sort(vals[:rows // 4]).tobytes()), ("text", text)):
+        pages = [np.frombuffer(bytes(cramjam.snappy.compress_raw(data[i:i + 65536])), np.uint8)
+                 for i in range(0, len(data), 65536)]
+        sizes = [min(65536, len(data) - i) for i in range(0, len(data), 65536)]
+        out = np.empty(65536, np.uint8)
+
+        def ours(pages=pages, sizes=sizes, out=out):
+            for pg, n in zip(pages, sizes):
+                snappy_decompress(pg, 0, len(pg), out, 0, n)
+
+        def theirs(pages=pages, sizes=sizes, out=out):
+            for pg, n in zip(pages, sizes):
+                cramjam.snappy.decompress_raw_into(pg, out[:n])
+        yield (f"snappy pages, {label}", ours, "cramjam (Rust snap)", theirs)
+
     def insert():
         GroupTable(kc.kw, (kc.keys.shape[1] - kc.kw) // 2).insert(kc)
     yield ("group-table insert, 200k keys", insert,

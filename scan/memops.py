@@ -54,6 +54,7 @@ def _store(bits):
     return store
 
 
+load1 = intrinsic(_load(8))
 load4 = intrinsic(_load(32))
 load8 = intrinsic(_load(64))
 store4 = intrinsic(_store(32))
