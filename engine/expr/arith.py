@@ -328,6 +328,25 @@ def align_for_compare(a: Vector, b: Vector):
     return cast_vector(a, t), cast_vector(b, t)
 
 
+def _scaled_int_type(t) -> bool:
+    """Types whose object storage holds Python ints (wide decimals, HUGEINT)."""
+    return t.is_decimal or t.is_integer
+
+
+def _small_ints(data: np.ndarray) -> np.ndarray | None:
+    """int64 values of an integer or object (wide decimal) array when every
+    entry is an int that fits, else None.  NULL slots may hold any value
+    (the caller carries the NULL mask), but a None among them means None."""
+    if data.dtype.kind in "iu" and data.dtype.itemsize <= 8 and data.dtype != np.uint64:
+        return data
+    if data.dtype != object:
+        return None
+    try:
+        return data.astype(np.int64)
+    except (TypeError, OverflowError, ValueError):
+        return None
+
+
 def compare(op: str, a: Vector, b: Vector, b_const=None) -> Vector:
     """op in eq ne lt le gt ge; b_const: the Python value of b when it is a
     literal string (fast path against one constant view)."""
@@ -361,8 +380,13 @@ def compare(op: str, a: Vector, b: Vector, b_const=None) -> Vector:
         return Vector(BOOLEAN, res, nulls)
     x, y = a.data, b.data
     if x.dtype == object or y.dtype == object:
-        x, y = clean_object(a), clean_object(b)
-        res = _NUMPY_CMP[op](x, y).astype(np.bool_)
+        exact = _scaled_int_type(a.type) and _scaled_int_type(b.type)
+        xi, yi = (_small_ints(x), _small_ints(y)) if exact else (None, None)
+        if xi is not None and yi is not None:       # wide decimals whose values fit int64
+            res = _NUMPY_CMP[op](xi, yi)
+        else:
+            x, y = clean_object(a), clean_object(b)
+            res = _NUMPY_CMP[op](x, y).astype(np.bool_)
     elif x.dtype.kind == "f" or y.dtype.kind == "f":
         res = _float_compare(op, x, y)
     else:

@@ -108,6 +108,22 @@ def test_wide_decimal_arith():
 
 @pytest.mark.parametrize("op,sym", [("eq", "="), ("ne", "<>"), ("lt", "<"), ("le", "<="),
                                     ("gt", ">"), ("ge", ">=")])
+def test_wide_decimal_compare(op, sym):
+    """Wide decimals compare as int64 when every value fits, else exactly as
+    Python ints: values around the int64 range and NULLs, against DuckDB."""
+    w = T.DECIMAL(38, 2)
+    big = D("92233720368547758.07")              # int64 max when scaled by 100
+    small = [D("1.00"), D("-2.50"), None, D("300.00"), big, -big, D("0.01")]
+    other = [D("1.00"), D("-2.49"), D("5"), None, big, D("-92233720368547758.08"), D("0.00")]
+    huge = [D("12345678901234567890.12"), D("-1.00"), None, D("300.00"), D("1"), big, D("9")]
+    for xs, ys in ((small, other), (small, huge), (huge, other)):
+        cols = [(xs, w), (ys, w)]
+        assert run(call(op, [col(0, w), col(1, w)], T.BOOLEAN), cols) \
+            == duck_eval(f"c0 {sym} c1", cols), (xs, ys)
+
+
+@pytest.mark.parametrize("op,sym", [("eq", "="), ("ne", "<>"), ("lt", "<"), ("le", "<="),
+                                    ("gt", ">"), ("ge", ">=")])
 def test_numeric_compare(op, sym):
     cols = [([1, 2, None, 4, -5], T.INTEGER), ([1, 3, 2, None, -6], T.INTEGER)]
     assert run(call(op, [col(0, T.INTEGER), col(1, T.INTEGER)], T.BOOLEAN), cols) \
