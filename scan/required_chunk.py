@@ -153,7 +153,9 @@ def _decode(buf, col, chunk, num_rows, verify, rows, want_codes, ptype, is_strin
     if is_string and not table.all_dictionary:
         return None
     dictionary = heap = form = None
-    if table.dictionary is not None:
+    if table.dictionary is not None and not is_string:
+        form = (_fixed_dictionary(buf, table, ptype, codec),)
+    elif table.dictionary is not None:
         header, body_pos, csize, usize, ordinal, fields = table.dictionary
         page = _make_page(header, DICTIONARY_PAGE, buf[body_pos:body_pos + csize], usize, codec,
                           ordinal, buf, body_pos, None, fields)
@@ -184,8 +186,7 @@ def _decode(buf, col, chunk, num_rows, verify, rows, want_codes, ptype, is_strin
     if not is_string:
         return ChunkValues(out.view(rdtype), None, None)
     if want_codes:
-        return ChunkValues(form[0][out].view(np.uint64).reshape(-1, 2), None, heap, out,
-                           dictionary)
+        return ChunkValues(_views_of(form[0], out), None, heap, out, dictionary)
     return ChunkValues(out.view(np.uint64).reshape(-1, 2), None, heap)
 
 
@@ -206,6 +207,43 @@ def _run(buf, table, codec, flat, out, sel, select, width) -> int:
                          out.view(np.uint8), sel, select, width)
 
 
+def _fixed_dictionary(buf, table: PageTable, ptype: str, codec: str) -> np.ndarray:
+    """The PLAIN dictionary page of a fixed-width chunk, decompressed
+    straight into its kernel-form array (no separate page buffer, no copy)."""
+    header, body_pos, csize, usize, ordinal, fields = table.dictionary
+    kdtype = _FIXED[ptype][0]
+    n = fields[1]
+    if fields[2] not in ("PLAIN", "PLAIN_DICTIONARY") or n * np.dtype(kdtype).itemsize != usize:
+        raise FileFormatError("dictionary page size does not match its values")
+    values = np.empty(n, kdtype)
+    _decompress_into(codec, buf[body_pos:body_pos + csize], usize, values.view(np.uint8))
+    return values
+
+
+def _decompress_into(codec: str, body, usize: int, out) -> None:
+    """``out`` (``usize`` bytes) <- the page body, decompressed."""
+    if codec == "UNCOMPRESSED":
+        if len(body) != usize:
+            raise FileFormatError(f"uncompressed page has {len(body)} bytes, header says {usize}")
+        out[:] = body
+    else:
+        decompress(codec, body, usize, out)
+
+
+def _views_of(flat, codes):
+    """String views of dictionary codes (checked by the decoding kernel):
+    (n, 2) uint64 gathered from the dictionary's complex128 form."""
+    out = np.empty(len(codes), np.complex128)
+    _gather_flat(flat, codes, out)
+    return out.view(np.uint64).reshape(-1, 2)
+
+
+@njit(nogil=True, cache=True)
+def _gather_flat(flat, codes, out):
+    for i in range(codes.shape[0]):
+        out[i] = flat[codes[i]]
+
+
 def _page_bytes(buf, table: PageTable, codec: str):
     """(arena, start of each data page in it): every page decompressed by
     the codec library (GZIP, ZSTD, LZ4...; SNAPPY is decompressed inside the
@@ -213,8 +251,8 @@ def _page_bytes(buf, table: PageTable, codec: str):
     arena = np.empty(table.arena_size, np.uint8)
     for start, csize, usize, off, comp in zip(table.starts, table.csizes, table.usizes,
                                                table.offsets, table.compressed):
-        decompress(codec if comp else "UNCOMPRESSED", buf[start:start + csize], usize,
-                   arena[off:off + usize])
+        _decompress_into(codec if comp else "UNCOMPRESSED", buf[start:start + csize], usize,
+                         arena[off:off + usize])
     return arena, table.k_offsets
 
 
@@ -375,5 +413,5 @@ def decode_whole_pages(state, table: PageTable, p0: int, p1: int, sel, to_storag
         values, _ = to_storage(out.view(rdtype), None, col)
         return values, None, None, None
     if codes:
-        return state.fused(False)[1][0][out].view(np.uint64).reshape(-1, 2), None, heap, out
+        return _views_of(state.fused(False)[1][0], out), None, heap, out
     return out.view(np.uint64).reshape(-1, 2), None, heap, None

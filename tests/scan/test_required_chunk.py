@@ -122,11 +122,13 @@ def test_dictionary_fallback_to_plain(tmp_path):
     assert _check_file(path) > 0
 
 
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
 @pytest.mark.parametrize("codec", ["zstd", "gzip", "lz4"])
-def test_other_codecs(tmp_path, codec):
+def test_other_codecs(tmp_path, codec, version):
     """Codecs other than SNAPPY: the codec library decompresses, one kernel decodes."""
     path = str(tmp_path / "t.parquet")
-    pq.write_table(_required_table(20_000, 50), path, compression=codec, data_page_size=4096)
+    pq.write_table(_required_table(20_000, 50), path, compression=codec, data_page_size=4096,
+                   data_page_version=version)
     assert _check_file(path) > 0
 
 
