@@ -195,6 +195,8 @@ def _run(buf, table, codec, flat, out, sel, select, width) -> int:
     number of values kept, or -1 on a defect."""
     t = table
     if codec == "UNCOMPRESSED":
+        if not np.array_equal(t.k_csizes, t.k_usizes):
+            return -1                   # a size mismatch: the general path names it
         return _decode_pages(buf, t.k_starts, t.k_usizes, t.k_nvals, t.k_encs, flat, out,
                              out.view(np.uint8), sel, select, width)
     if codec == "SNAPPY":
@@ -402,6 +404,8 @@ def decode_whole_pages(state, table: PageTable, p0: int, p1: int, sel, to_storag
                                     usizes, table.k_compressed[p0:p1], nvals, encs, flat, out,
                                     out.view(np.uint8), sel_u8, select, width, scratch)
     elif state.chunk.codec == "UNCOMPRESSED":
+        if not np.array_equal(table.k_csizes[p0:p1], usizes):
+            return None
         kept = _decode_pages(state.buf, table.k_starts[p0:p1], usizes, nvals, encs, flat, out,
                              out.view(np.uint8), sel_u8, select, width)
     else:

@@ -126,7 +126,8 @@ def test_peak_memory_probe_sees_an_allocation():
         time.sleep(0.05)                         # a sampler would run every millisecond
         del a
         region.close()
-    assert peak.bytes >= before
+    # (other threads may free a little between `before` and the first sample)
+    assert peak.bytes >= before - (1 << 20)
     # the peak is at least what was resident while the array lived (the
     # array itself shows there unless the kernel reclaimed pages meanwhile)
     assert peak.bytes >= inside - (1 << 20)
