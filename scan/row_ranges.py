@@ -29,7 +29,6 @@ import zlib
 from collections import OrderedDict
 
 import numpy as np
-from numba import njit
 
 from scan import thrift as T
 from scan.column import (_def_levels, _dictionary_values, _empty, _values_start,
@@ -41,74 +40,13 @@ from scan.errors import FileFormatError
 from scan.io.buffer_manager import add_eviction_listener
 from scan.levels import nulls_from_def_levels, scatter_dense
 from scan.required_chunk import decode_whole_pages, range_table
+from scan.sparse_offsets import byte_array_offsets, run_directory
 from scan.pages import DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, Arena, _chunk_memo, _make_page
 from scan.views import compact_heap, concat_views
 
 OFFSET_EVERY = 1024
 _FIXED_WIDTH = {"INT32": 4, "INT64": 8, "INT96": 12, "FLOAT": 4, "DOUBLE": 8}
 _DICT_ENCODINGS = ("PLAIN_DICTIONARY", "RLE_DICTIONARY")
-
-
-@njit(nogil=True, cache=True)
-def _run_directory_kernel(buf, pos, end, count, starts, positions):
-    """Walk the run headers of a hybrid RLE/bit-packed stream (``pos`` at the
-    first header): starts[r] = index of run r's first value, positions[r] =
-    byte position of its header.  Returns the number of runs, or -1 on a
-    defect (the caller then takes the checked full-page path)."""
-    filled = 0
-    r = 0
-    if end > buf.shape[0]:
-        end = buf.shape[0]
-    bw = np.int64(buf[pos - 1])
-    value_bytes = (bw + 7) // 8
-    while filled < count:
-        if pos >= end or r >= starts.shape[0]:
-            return -1
-        starts[r] = filled
-        positions[r] = pos
-        r += 1
-        header = np.int64(0)
-        shift = 0
-        while True:
-            if pos >= end:
-                return -1
-            b = np.int64(buf[pos])
-            pos += 1
-            header |= (b & 0x7F) << shift
-            if b < 128:
-                break
-            shift += 7
-            if shift >= 35:
-                return -1
-        run = header >> 1
-        if header & 1:
-            filled += run * 8
-            pos += run * bw
-        else:
-            filled += run
-            pos += value_bytes
-        if run == 0:
-            return -1
-    return r
-
-
-@njit(nogil=True, cache=True)
-def _byte_array_offsets_kernel(buf, pos, end, count, every, out):
-    """out[k] = byte position of PLAIN BYTE_ARRAY value k*every.  Returns how
-    many entries were recorded (fewer when the page is truncated)."""
-    if end > buf.shape[0]:
-        end = buf.shape[0]
-    k = 0
-    for i in range(count):
-        if i % every == 0:
-            out[k] = pos
-            k += 1
-        if pos + 4 > end:
-            return k
-        n = (np.int64(buf[pos]) | (np.int64(buf[pos + 1]) << 8)
-             | (np.int64(buf[pos + 2]) << 16) | (np.int64(buf[pos + 3]) << 24))
-        pos += 4 + n
-    return k
 
 
 class _PageSlot:
@@ -327,7 +265,7 @@ class ChunkState:
             cap = max(count, 1)
             starts = np.empty(cap, np.int64)
             positions = np.empty(cap, np.int64)
-            r = _run_directory_kernel(data, pos + 1, len(data), count, starts, positions)
+            r = run_directory(data, pos + 1, len(data), count, starts, positions)
             runs = (starts[:r].copy(), positions[:r].copy()) if r > 0 else False
             slot.runs = runs
         return runs
@@ -337,7 +275,7 @@ class ChunkState:
         offs = slot.offsets
         if offs is None:
             out = np.empty(count // OFFSET_EVERY + 1, np.int64)
-            k = _byte_array_offsets_kernel(data, pos, len(data), count, OFFSET_EVERY, out)
+            k = byte_array_offsets(data, pos, len(data), count, OFFSET_EVERY, out)
             offs = slot.offsets = out[:k]
         return offs
 
@@ -467,10 +405,12 @@ def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes
                 k += 1
             lo, hi = slot.first_row - start, slots[k - 1].first_row + slots[k - 1].num_rows - start
             sel = None if rows is None else rows[lo:hi]
-            part = None if sel is not None and not sel.any() else \
-                decode_whole_pages(state, table, i, k, sel, to_storage, want_codes)
-            if part is not None or sel is not None and not sel.any():
-                if part is not None:
+            if sel is not None and not sel.any():
+                part = ()                   # no row of these pages is wanted
+            else:
+                part = decode_whole_pages(state, table, i, k, sel, to_storage, want_codes)
+            if part is not None:            # (None: a defect, the page path names it)
+                if part:
                     parts.append(part)
                     all_codes &= part[3] is not None
                 for p in range(i, k):
