@@ -117,7 +117,10 @@ def views_to_pylist(views, heap, nulls=None, decode_utf8=True):
     offsets, data = flatten(views, heap)
     blob = data.tobytes()
     off = offsets.tolist()
-    if decode_utf8:
+    if decode_utf8 and blob.isascii():      # one decode; byte offsets are character offsets
+        text = blob.decode("ascii")
+        out = [text[a:b] for a, b in zip(off, off[1:])]
+    elif decode_utf8:
         out = [blob[off[i]:off[i + 1]].decode("utf-8", "replace") for i in range(len(views))]
     else:
         out = [blob[off[i]:off[i + 1]] for i in range(len(views))]
