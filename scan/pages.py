@@ -114,12 +114,8 @@ def iter_pages(buf: np.ndarray, codec: str, num_values: int, verify_checksums: b
         header_pos = pos
         body = buf[body_pos:body_pos + csize]
         pos = body_pos + csize
-        if verify_checksums and header.get("crc") is not None and \
-                not (memo is not None and ("crc", header_pos) in memo):
-            if zlib.crc32(body) != header["crc"] & 0xFFFFFFFF:
-                raise FileFormatError("page CRC32 checksum mismatch", page=ordinal)
-            if memo is not None:
-                memo[("crc", header_pos)] = True
+        if verify_checksums:
+            check_crc(header, body, header_pos, memo, ordinal)
         page = _make_page(header, header["type"], body, usize, codec, ordinal, buf, body_pos,
                           arena, fields)
         ordinal += 1
@@ -128,6 +124,18 @@ def iter_pages(buf: np.ndarray, codec: str, num_values: int, verify_checksums: b
         if page.kind != DICTIONARY_PAGE:
             seen += page.num_values
         yield page
+
+
+def check_crc(header, body, pos: int, memo, ordinal: int) -> None:
+    """The page CRC32 of the page at ``pos`` (when its header has one),
+    checked once per cached chunk (remembered in the chunk memo)."""
+    crc = header.get("crc")
+    if crc is None or (memo is not None and ("crc", pos) in memo):
+        return
+    if zlib.crc32(body) != crc & 0xFFFFFFFF:
+        raise FileFormatError("page CRC32 checksum mismatch", page=ordinal)
+    if memo is not None:
+        memo[("crc", pos)] = True
 
 
 def _page_recipe(buf, pos, end, ordinal, memo):

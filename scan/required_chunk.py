@@ -20,62 +20,47 @@ general path then decodes the chunk and names the error."""
 
 from __future__ import annotations
 
-import zlib
-
 import numpy as np
 from numba import njit
 
-from scan.column import ChunkValues, _dictionary_page_kernel, decode_dictionary_page, fused_form
+from scan.column import (_NO_SEL, ChunkValues, _dictionary_page_kernel,
+                         decode_dictionary_page, fused_form)
 from scan.codecs import decompress
 from scan.errors import FileFormatError, UnsupportedFeatureError
 from scan.memops import copy_bytes, load4, load8, store4, store8
 from scan.snappy_kernel import snappy_decompress
-from scan.pages import DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, _chunk_memo, _make_page, \
-    _page_recipe
+from scan.pages import (DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, _chunk_memo, _make_page,
+                         _page_recipe, check_crc)
 
 _PLAIN, _DICT = 0, 1
 # physical type -> (kernel dtype, result dtype)
 _FIXED = {"INT32": (np.int32, np.int32), "FLOAT": (np.int32, np.float32),
           "INT64": (np.int64, np.int64), "DOUBLE": (np.int64, np.float64)}
-_NO_SEL = np.ones(1, np.uint8)
 
 
 class PageTable:
-    """The data pages of one chunk as the kernel needs them: body position
-    in the chunk, sizes, value counts, encodings (0 PLAIN, 1 dictionary),
-    whether compressed; their places in the query's arena; the dictionary
-    page's recipe (or None)."""
-    __slots__ = ("dictionary", "starts", "csizes", "usizes", "compressed", "offsets",
-                 "arena_size", "k_starts", "k_csizes", "k_compressed", "max_usize", "k_offsets", "k_usizes", "k_nvals", "k_encs",
+    """The data pages of one chunk as the kernel needs them (arrays, one
+    entry per page): body position in the chunk, compressed and
+    uncompressed sizes, whether compressed, value counts, encodings (0
+    PLAIN, 1 dictionary); and the dictionary page's recipe (or None)."""
+    __slots__ = ("dictionary", "starts", "csizes", "usizes", "compressed", "nvals", "encs",
                  "num_values", "all_dictionary")
 
     def __init__(self, dictionary, pages):
         self.dictionary = dictionary
-        self.starts = [p[0] for p in pages]
-        self.csizes = [p[1] for p in pages]
-        self.usizes = [p[2] for p in pages]
-        self.compressed = [p[5] for p in pages]
-        offsets, total = [], 0
-        for p in pages:
-            offsets.append(total)
-            total += p[2]
-        self.offsets = offsets
-        self.arena_size = total
-        self.k_starts = np.array(self.starts, np.int64)
-        self.k_offsets = np.array(offsets, np.int64)
-        self.k_usizes = np.array(self.usizes, np.int64)
-        self.k_csizes = np.array(self.csizes, np.int64)
-        self.k_compressed = np.array(self.compressed, np.uint8)
-        self.max_usize = max(self.usizes, default=0)
-        self.k_nvals = np.array([p[3] for p in pages], np.int64)
-        self.k_encs = np.array([p[4] for p in pages], np.int8)
-        self.num_values = int(self.k_nvals.sum())
-        self.all_dictionary = bool(np.all(self.k_encs == _DICT))
+        cols = list(zip(*pages)) if pages else [()] * 6
+        self.starts, self.csizes, self.usizes, self.nvals = (
+            np.array(c, np.int64) for c in (cols[0], cols[1], cols[2], cols[3]))
+        self.encs = np.array(cols[4], np.int8)
+        self.compressed = np.array(cols[5], np.uint8)
+        self.num_values = int(self.nvals.sum())
+        self.all_dictionary = bool(np.all(self.encs == _DICT))
 
 
 def _build_table(buf, num_values: int, verify: bool, memo) -> PageTable | None:
     """The chunk's PageTable, or None when a page is outside this path
-    (another encoding, levels, a second dictionary page, a bad CRC...)."""
+    (another encoding, levels, a second dictionary page...).  A bad header
+    or CRC raises FileFormatError."""
     pos, end, seen, ordinal = 0, len(buf), 0, 0
     dictionary = None
     pages = []
@@ -84,12 +69,8 @@ def _build_table(buf, num_values: int, verify: bool, memo) -> PageTable | None:
         if recipe is None:
             recipe = _page_recipe(buf, pos, end, ordinal, memo)
         header, body_pos, csize, usize, fields = recipe
-        if verify and header.get("crc") is not None and \
-                not (memo is not None and ("crc", pos) in memo):
-            if zlib.crc32(buf[body_pos:body_pos + csize]) != header["crc"] & 0xFFFFFFFF:
-                return None
-            if memo is not None:
-                memo[("crc", pos)] = True
+        if verify:
+            check_crc(header, buf[body_pos:body_pos + csize], pos, memo, ordinal)
         pos = body_pos + csize
         ordinal += 1
         if fields is None:                     # index page or unknown type: skipped
@@ -166,47 +147,58 @@ def _decode(buf, col, chunk, num_rows, verify, rows, want_codes, ptype, is_strin
         form = fused_form(dictionary)
         if form is None:
             return None
-    elif np.any(table.k_encs == _DICT):
+    elif np.any(table.encs == _DICT):
         return None                  # dictionary-encoded pages without a dictionary
-    select = rows is not None
-    n_keep = int(np.count_nonzero(rows)) if select else num_rows
-    sel = rows.view(np.uint8) if select else _NO_SEL
-    if is_string:
-        kdtype, width = (np.int32 if want_codes else np.complex128), 0
-        flat = np.arange(len(dictionary), dtype=np.int32) if want_codes else form[0]
+    kdtype, width = _kernel_dtype(ptype, is_string, want_codes)
+    if is_string and want_codes:
+        flat = np.arange(len(dictionary), dtype=np.int32)
     else:
-        kdtype, rdtype = _FIXED[ptype]
-        width = np.dtype(kdtype).itemsize
         flat = form[0] if form is not None else np.empty(0, kdtype)
-    out = np.empty(n_keep + 1, kdtype)
-    kept = _run(buf, table, codec, flat, out, sel, select, width)
-    if kept != n_keep:
+    out = _decode_range(buf, table, 0, len(table.starts), codec, flat, kdtype, width, rows)
+    if out is None:
         return None
-    out = out[:kept]
     if not is_string:
-        return ChunkValues(out.view(rdtype), None, None)
+        return ChunkValues(out.view(_FIXED[ptype][1]), None, None)
     if want_codes:
         return ChunkValues(_views_of(form[0], out), None, heap, out, dictionary)
     return ChunkValues(out.view(np.uint64).reshape(-1, 2), None, heap)
 
 
-def _run(buf, table, codec, flat, out, sel, select, width) -> int:
-    """Decompress and decode the chunk's data pages into ``out``; the
-    number of values kept, or -1 on a defect."""
-    t = table
-    if codec == "UNCOMPRESSED":
-        if not np.array_equal(t.k_csizes, t.k_usizes):
-            return -1                   # a size mismatch: the general path names it
-        return _decode_pages(buf, t.k_starts, t.k_usizes, t.k_nvals, t.k_encs, flat, out,
-                             out.view(np.uint8), sel, select, width)
+def _kernel_dtype(ptype: str, is_string: bool, codes: bool):
+    """(output dtype of the kernel, PLAIN value width): strings come out as
+    one complex128 view each (or int32 codes); numbers as same-size ints."""
+    if is_string:
+        return (np.int32 if codes else np.complex128), 0
+    kdtype = _FIXED[ptype][0]
+    return kdtype, np.dtype(kdtype).itemsize
+
+
+def _decode_range(buf, table: PageTable, p0: int, p1: int, codec: str, flat, kdtype,
+                  width: int, sel) -> np.ndarray | None:
+    """The values of data pages [p0, p1) (only the rows the bool mask
+    ``sel`` keeps, when given), decompressed and decoded in one kernel call;
+    None on a defect."""
+    starts, csizes, usizes = table.starts[p0:p1], table.csizes[p0:p1], table.usizes[p0:p1]
+    nvals, encs = table.nvals[p0:p1], table.encs[p0:p1]
+    select = sel is not None
+    n_keep = int(np.count_nonzero(sel)) if select else int(nvals.sum())
+    out = np.empty(n_keep + 1, kdtype)          # one slot of slack for the selecting kernels
+    sel_u8 = sel.view(np.uint8) if select else _NO_SEL
     if codec == "SNAPPY":
-        scratch = np.empty(t.max_usize + 8, np.uint8)
-        return _decode_snappy_pages(buf, t.k_starts, t.k_csizes, t.k_usizes, t.k_compressed,
-                                    t.k_nvals, t.k_encs, flat, out, out.view(np.uint8), sel,
-                                    select, width, scratch)
-    src, starts = _page_bytes(buf, table, codec)
-    return _decode_pages(src, starts, t.k_usizes, t.k_nvals, t.k_encs, flat, out,
-                         out.view(np.uint8), sel, select, width)
+        scratch = np.empty(int(usizes.max(initial=0)) + 8, np.uint8)
+        kept = _decode_snappy_pages(buf, starts, csizes, usizes, table.compressed[p0:p1], nvals,
+                                    encs, flat, out, out.view(np.uint8), sel_u8, select, width,
+                                    scratch)
+    else:
+        if codec == "UNCOMPRESSED":
+            if not np.array_equal(csizes, usizes):
+                return None             # a size mismatch: the general path names it
+            src = buf
+        else:
+            src, starts = _page_bytes(buf, table, p0, p1, codec)
+        kept = _decode_pages(src, starts, usizes, nvals, encs, flat, out, out.view(np.uint8),
+                             sel_u8, select, width)
+    return out[:kept] if kept == n_keep else None
 
 
 def _fixed_dictionary(buf, table: PageTable, ptype: str, codec: str) -> np.ndarray:
@@ -246,16 +238,19 @@ def _gather_flat(flat, codes, out):
         out[i] = flat[codes[i]]
 
 
-def _page_bytes(buf, table: PageTable, codec: str):
-    """(arena, start of each data page in it): every page decompressed by
-    the codec library (GZIP, ZSTD, LZ4...; SNAPPY is decompressed inside the
-    kernel)."""
-    arena = np.empty(table.arena_size, np.uint8)
-    for start, csize, usize, off, comp in zip(table.starts, table.csizes, table.usizes,
-                                               table.offsets, table.compressed):
+def _page_bytes(buf, table: PageTable, p0: int, p1: int, codec: str):
+    """(arena, start of each page in it): data pages [p0, p1) decompressed
+    by the codec library (GZIP, ZSTD, LZ4...; SNAPPY is decompressed inside
+    the kernel)."""
+    usizes = table.usizes[p0:p1]
+    offsets = np.concatenate([[0], np.cumsum(usizes)]).astype(np.int64)
+    arena = np.empty(int(offsets[-1]), np.uint8)
+    for start, csize, usize, off, comp in zip(table.starts[p0:p1].tolist(),
+                                               table.csizes[p0:p1].tolist(), usizes.tolist(),
+                                               offsets.tolist(), table.compressed[p0:p1].tolist()):
         _decompress_into(codec if comp else "UNCOMPRESSED", buf[start:start + csize], usize,
                          arena[off:off + usize])
-    return arena, table.k_offsets
+    return arena, offsets[:-1]
 
 
 @njit(nogil=True, cache=True)
@@ -351,7 +346,7 @@ def range_table(state) -> PageTable | None:
         except (FileFormatError, UnsupportedFeatureError):
             table = None
         if table is not None:
-            firsts = np.concatenate([[0], np.cumsum(table.k_nvals)[:-1]])
+            firsts = np.concatenate([[0], np.cumsum(table.nvals)[:-1]])
             if len(firsts) != len(state.starts) or not np.array_equal(firsts, state.starts) \
                     or (is_string and not table.all_dictionary):
                 table = None
@@ -367,54 +362,34 @@ def decode_whole_pages(state, table: PageTable, p0: int, p1: int, sel, to_storag
     morsel's range are read by that morsel alone, so decompressing them here
     decompresses each once, as the shared pages of the state are."""
     col = state.col
+    codec = state.chunk.codec
+    if codec not in ("SNAPPY", "UNCOMPRESSED"):
+        return None                      # the shared, decompressed-once pages
     is_string = col.physical_type == "BYTE_ARRAY"
-    encs = table.k_encs[p0:p1]
+    codes = want_codes and is_string
+    kdtype, width = _kernel_dtype(col.physical_type, is_string, codes)
     flat = heap = None
-    if np.any(encs == _DICT):
+    if np.any(table.encs[p0:p1] == _DICT):
         try:
-            phys, _, values, heap = state.dictionary_values(to_storage)
+            phys, _, _, heap = state.dictionary_values(to_storage)
         except (FileFormatError, UnsupportedFeatureError):
             return None
         if is_string:
-            flat = state.fused(want_codes)[1]
+            form = state.fused(want_codes)[1]
         else:
-            flat = getattr(state, "_physical_form", None)
-            if flat is None:
-                flat = state._physical_form = fused_form(phys)
-        if flat is None:
+            form = getattr(state, "_physical_form", None)
+            if form is None:
+                form = state._physical_form = fused_form(phys)
+        if form is None:
             return None
-        flat = flat[0]
-    codes = want_codes and is_string
-    if is_string:
-        kdtype, width = (np.int32 if codes else np.complex128), 0
-    else:
-        kdtype, rdtype = _FIXED[col.physical_type]
-        width = np.dtype(kdtype).itemsize
+        flat = form[0]
     if flat is None:
         flat = np.empty(0, kdtype)
-    nvals = table.k_nvals[p0:p1]
-    select = sel is not None
-    n_keep = int(np.count_nonzero(sel)) if select else int(nvals.sum())
-    out = np.empty(n_keep + 1, kdtype)
-    usizes = table.k_usizes[p0:p1]
-    sel_u8 = sel.view(np.uint8) if select else _NO_SEL
-    if state.chunk.codec == "SNAPPY":
-        scratch = np.empty(int(usizes.max()) + 8, np.uint8)
-        kept = _decode_snappy_pages(state.buf, table.k_starts[p0:p1], table.k_csizes[p0:p1],
-                                    usizes, table.k_compressed[p0:p1], nvals, encs, flat, out,
-                                    out.view(np.uint8), sel_u8, select, width, scratch)
-    elif state.chunk.codec == "UNCOMPRESSED":
-        if not np.array_equal(table.k_csizes[p0:p1], usizes):
-            return None
-        kept = _decode_pages(state.buf, table.k_starts[p0:p1], usizes, nvals, encs, flat, out,
-                             out.view(np.uint8), sel_u8, select, width)
-    else:
-        return None                      # the shared, decompressed-once pages
-    if kept != n_keep:
+    out = _decode_range(state.buf, table, p0, p1, codec, flat, kdtype, width, sel)
+    if out is None:
         return None
-    out = out[:kept]
     if not is_string:
-        values, _ = to_storage(out.view(rdtype), None, col)
+        values, _ = to_storage(out.view(_FIXED[col.physical_type][1]), None, col)
         return values, None, None, None
     if codes:
         return _views_of(state.fused(False)[1][0], out), None, heap, out

@@ -25,7 +25,6 @@ no longer than their compressed chunk stays in the buffer manager.
 from __future__ import annotations
 
 import threading
-import zlib
 from collections import OrderedDict
 
 import numpy as np
@@ -41,7 +40,8 @@ from scan.io.buffer_manager import add_eviction_listener
 from scan.levels import nulls_from_def_levels, scatter_dense
 from scan.required_chunk import decode_whole_pages, range_table
 from scan.sparse_offsets import byte_array_offsets, run_directory
-from scan.pages import DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, Arena, _chunk_memo, _make_page
+from scan.pages import (DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, Arena, _chunk_memo,
+                         _make_page, check_crc)
 from scan.views import compact_heap, concat_views
 
 OFFSET_EVERY = 1024
@@ -148,13 +148,8 @@ class ChunkState:
         if csize < 0 or usize < 0 or body_pos + csize > len(self.buf):
             raise FileFormatError("page runs past the end of the column chunk", page=ordinal)
         body = self.buf[body_pos:body_pos + csize]
-        memo = self.memo
-        if self.verify and header.get("crc") is not None and \
-                not (memo is not None and ("crc", pos) in memo):
-            if zlib.crc32(body) != header["crc"] & 0xFFFFFFFF:
-                raise FileFormatError("page CRC32 checksum mismatch", page=ordinal)
-            if memo is not None:
-                memo[("crc", pos)] = True
+        if self.verify:
+            check_crc(header, body, pos, self.memo, ordinal)
         return _make_page(header, header.get("type"), body, usize, self.chunk.codec, ordinal,
                           self.buf, body_pos, self.arena)
 
