@@ -48,6 +48,56 @@ class Vector:
         return Vector(self.type, self.data[start:stop], nulls, self.heap, children=self.children)
 
 
+class Int64WideVector(Vector):
+    """A vector of a type stored as Python ints (DECIMAL wider than 18
+    digits, HUGEINT) whose values all fit in int64, held as the int64 array
+    ``ints``.  Sums of DECIMAL columns are such vectors: their type is
+    DECIMAL(38, s) but nearly always their values are small.
+
+    Code that knows this class works on ``ints`` (comparisons, sort keys,
+    row selection, concatenation, +-*, casts): no Python int is made.  Any
+    other code reads ``data`` as usual and gets the object array, built on
+    first use and read-only, so a stale ``ints`` can never disagree with it.
+    NULL slots hold 0."""
+
+    def __init__(self, type: DataType, ints: np.ndarray, nulls: np.ndarray | None = None):
+        self.type = type
+        self.ints = ints
+        self.nulls = nulls
+        self.heap = None
+        self.children = None
+        self._objects = None
+
+    @property
+    def data(self) -> np.ndarray:
+        if self._objects is None:
+            objects = self.ints.astype(object)
+            objects.flags.writeable = False
+            self._objects = objects
+        return self._objects
+
+    def __len__(self) -> int:
+        return len(self.ints)
+
+    def take(self, idx: np.ndarray) -> "Int64WideVector":
+        nulls = None if self.nulls is None else self.nulls[idx]
+        return Int64WideVector(self.type, self.ints[idx], nulls)
+
+    def slice(self, start: int, stop: int) -> "Int64WideVector":
+        nulls = None if self.nulls is None else self.nulls[start:stop]
+        return Int64WideVector(self.type, self.ints[start:stop], nulls)
+
+
+def int64_values(vec: Vector) -> np.ndarray | None:
+    """The vector's values as an int64-compatible integer array without
+    building Python ints: ``ints`` of an Int64WideVector, or the data of a
+    fixed-width signed integer (or narrow DECIMAL) vector; None otherwise."""
+    if isinstance(vec, Int64WideVector):
+        return vec.ints
+    data = vec.data
+    return data if data.dtype.kind == "i" else None
+
+
 @dataclass
 class Block:
     columns: list[Vector]
@@ -77,6 +127,8 @@ def concat_vectors(parts: list[Vector]) -> Vector:
                                 else np.zeros(len(p), np.uint8) for p in parts])
     if typ.is_nested:
         return _concat_nested(typ, parts, nulls)
+    if all(isinstance(p, Int64WideVector) for p in parts):
+        return Int64WideVector(typ, np.concatenate([p.ints for p in parts]), nulls)
     if not typ.is_string:
         return Vector(typ, np.concatenate([p.data for p in parts]), nulls)
     datas, heaps, base = [], [], 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.block import Vector
+from engine.block import Int64WideVector, Vector, int64_values
 from engine.errors import ArithmeticOverflowError, UnsupportedFeatureError
 from engine.expr import numeric_kernels as nk
 from engine.expr.cast import (_check_int_range, _check_precision, cast_vector,
@@ -43,7 +43,7 @@ def _exact_values(vec: Vector, as_decimal: DataType | None, scale: int):
 
 def arithmetic(op: str, args: list[Vector], out_type: DataType) -> Vector:
     a, b = args
-    n = len(a.data)
+    n = len(a)
     nulls = merge_nulls(a.nulls, b.nulls)
     if a.type.is_temporal or b.type.is_temporal:
         return _temporal_arithmetic(op, a, b, out_type, nulls)
@@ -91,13 +91,17 @@ _FAST_OPS = {"add": 0, "sub": 1, "mul": 2}
 
 def _fast_int64_arithmetic(op, a, b, out_type, nulls, n):
     """add/sub/mul of integer-stored exact values into BIGINT or a narrow
-    DECIMAL in one fused kernel (rescale, operate, precision check).  None
+    DECIMAL in one fused kernel (rescale, operate, precision check); into a
+    wide DECIMAL or HUGEINT as an Int64WideVector when no row overflows
+    int64 (engine/block.py).  None
     when the general path applies, also when a row fails: the general path
     then raises the error it names."""
     code = _FAST_OPS.get(op)
-    if code is None or out_type.numpy_dtype != np.int64:
+    wide = out_type.numpy_dtype == object           # wide DECIMAL, HUGEINT: as int64 if it fits
+    if code is None or out_type.numpy_dtype != np.int64 and not wide:
         return None
-    if a.data.dtype.kind != "i" or b.data.dtype.kind != "i":
+    x, y = int64_values(a), int64_values(b)
+    if x is None or y is None:
         return None
     sa = a.type.scale if a.type.is_decimal else 0
     sb = b.type.scale if b.type.is_decimal else 0
@@ -112,17 +116,17 @@ def _fast_int64_arithmetic(op, a, b, out_type, nulls, n):
                 return None
             fx, fy = 10 ** (s - sa), 10 ** (s - sb)
         limit = 10 ** out_type.precision if out_type.precision < 19 else 0
-    elif out_type.id == "BIGINT" and not (a.type.is_decimal or b.type.is_decimal):
+    elif out_type.id in ("BIGINT", "HUGEINT") and not (a.type.is_decimal or b.type.is_decimal):
         fx = fy = 1
         limit = 0
     else:
         return None
     valid = np.ones(n, np.bool_) if nulls is None else nulls == 0
-    res, bad = nk.scaled_int_op(code, np.asarray(a.data, np.int64), fx,
-                                np.asarray(b.data, np.int64), fy, limit, valid)
+    res, bad = nk.scaled_int_op(code, np.asarray(x, np.int64), fx, np.asarray(y, np.int64), fy,
+                                limit, valid)
     if bad:
         return None
-    return Vector(out_type, res, nulls)
+    return Int64WideVector(out_type, res, nulls) if wide else Vector(out_type, res, nulls)
 
 
 def _int64_from_object(res, valid, dtype=np.int64):
@@ -351,7 +355,7 @@ def compare(op: str, a: Vector, b: Vector, b_const=None) -> Vector:
     """op in eq ne lt le gt ge; b_const: the Python value of b when it is a
     literal string (fast path against one constant view)."""
     from planner.types import BOOLEAN
-    n = len(a.data)
+    n = len(a)
     nulls = merge_nulls(a.nulls, b.nulls)
     if a.type.id == "NULL" or b.type.id == "NULL":
         return Vector(BOOLEAN, np.zeros(n, np.bool_), np.ones(n, np.uint8))
@@ -378,6 +382,10 @@ def compare(op: str, a: Vector, b: Vector, b_const=None) -> Vector:
             else:
                 res = _from_sign(op, sk.compare_views(va, ha, vb, hb))
         return Vector(BOOLEAN, res, nulls)
+    if isinstance(a, Int64WideVector) or isinstance(b, Int64WideVector):
+        xi, yi = int64_values(a), int64_values(b)
+        if xi is not None and yi is not None:
+            return Vector(BOOLEAN, _NUMPY_CMP[op](xi, yi), nulls)
     x, y = a.data, b.data
     if x.dtype == object or y.dtype == object:
         exact = _scaled_int_type(a.type) and _scaled_int_type(b.type)

@@ -7,7 +7,7 @@ import decimal
 
 import numpy as np
 
-from engine.block import Vector
+from engine.block import Int64WideVector, Vector, int64_values
 from engine.errors import ArithmeticOverflowError, ExecutionError, UnsupportedFeatureError
 from engine.expr import numeric_kernels as nk
 from engine.expr.vectors import clean_object, flat, null_bool, string_vector
@@ -29,7 +29,7 @@ _TS = ("TIMESTAMP", "TIMESTAMPTZ")
 
 
 def valid_mask(vec: Vector) -> np.ndarray:
-    return ~null_bool(vec.nulls, len(vec.data))
+    return ~null_bool(vec.nulls, len(vec))
 
 
 def _overflow(value, target: DataType):
@@ -39,6 +39,9 @@ def _overflow(value, target: DataType):
 def to_float64(vec: Vector) -> np.ndarray:
     """float64 values of a numeric/bool vector (decimals divided by 10**scale)."""
     t = vec.type
+    if isinstance(vec, Int64WideVector):
+        data = vec.ints.astype(np.float64)
+        return data / (10.0 ** t.scale) if t.is_decimal else data
     if t.is_decimal:
         data = clean_object(vec) if vec.data.dtype == object else vec.data
         return data.astype(np.float64) / (10.0 ** t.scale)
@@ -133,12 +136,36 @@ def _to_storage(values, target: DataType, valid) -> np.ndarray:
     return out
 
 
+def _int64_wide_cast(vec: Vector, target: DataType) -> Vector | None:
+    """An integer or decimal vector held in int64 (engine.block.int64_values)
+    cast to a wide DECIMAL or HUGEINT as an Int64WideVector, when the scale
+    does not shrink and every value still fits int64; else None (the exact
+    path applies)."""
+    ints = int64_values(vec)
+    if ints is None or not (target.is_decimal or target.id == "HUGEINT"):
+        return None
+    src_scale = vec.type.scale if vec.type.is_decimal else 0
+    up = (target.scale if target.is_decimal else 0) - src_scale
+    if not 0 <= up <= 18:
+        return None
+    ints = ints.astype(np.int64)
+    if vec.nulls is not None:
+        ints = np.where(vec.nulls == 0, ints, 0)        # gaps could overflow below
+    if up:
+        f = 10 ** up
+        limit = np.iinfo(np.int64).max // f
+        if len(ints) and (ints.max() > limit or ints.min() < -limit):
+            return None
+        ints = ints * f
+    return Int64WideVector(target, ints, vec.nulls)
+
+
 def cast_vector(vec: Vector, target: DataType) -> Vector:
     """vec converted to ``target`` (a new Vector; input untouched)."""
     src = vec.type
     if src == target:
         return vec
-    n = len(vec.data)
+    n = len(vec)
     if src.id == "NULL":
         from engine.expr.vectors import literal_vector
         return literal_vector(None, target, n)
@@ -148,6 +175,10 @@ def cast_vector(vec: Vector, target: DataType) -> Vector:
         return _to_string(vec, target)
     if src.is_string:
         return _from_string(vec, target)
+    if target.numpy_dtype == object and (src.is_decimal or src.is_integer):
+        fast = _int64_wide_cast(vec, target)
+        if fast is not None:
+            return fast
     valid = valid_mask(vec)
     data = vec.data
     if data.dtype == object:

@@ -283,7 +283,7 @@ def _coerce(v: Vector, t: DataType) -> Vector:
     if v.type == t:
         return v
     if v.type.id == "NULL":
-        return literal_vector(None, t, len(v.data))
+        return literal_vector(None, t, len(v))
     return cast_vector(v, t)
 
 

@@ -8,7 +8,7 @@ import functools
 
 import numpy as np
 
-from engine.block import Vector
+from engine.block import Int64WideVector, Vector
 from engine.kernels import strings as sk
 from planner.types import DataType
 
@@ -87,6 +87,9 @@ def literal_vector(value, typ: DataType, n: int) -> Vector:
             data = np.zeros(n, dtype)
         return Vector(typ, data, np.ones(n, np.uint8))
     value = _storage_value(value, typ)
+    if dtype == object and (typ.is_decimal or typ.id == "HUGEINT") and isinstance(value, int) \
+            and -(1 << 63) <= value < (1 << 63):
+        return Int64WideVector(typ, np.full(n, value, np.int64))
     if dtype == object:
         data = np.empty(n, object)
         data[:] = [value] * n if n else []

@@ -13,7 +13,7 @@ import copy
 
 import numpy as np
 
-from engine.block import Vector
+from engine.block import Int64WideVector, Vector
 from engine.errors import ArithmeticOverflowError, UnsupportedFeatureError
 from engine.kernels import aggregates as K
 from engine.kernels.sort import float_from_sort_keys, float_sort_keys, gather_strings
@@ -118,6 +118,10 @@ class SumIntAcc:
                 vals = total / np.maximum(cnt, 1) / scale
             return Vector(t, vals.astype(t.numpy_dtype), nulls if nulls.any() else None)
         if t.numpy_dtype == object:
+            if not self.carry[:ng].any():        # every sum fits int64: no Python ints
+                vals = self.acc[:ng].copy()
+                vals[cnt == 0] = 0
+                return Int64WideVector(t, vals, nulls if nulls.any() else None)
             vals = self.exact(ng)
             vals[cnt == 0] = 0          # NULL slots hold a gap value
         else:

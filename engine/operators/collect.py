@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.block import Block, Vector, concat_vectors, empty_vector
+from engine.block import Block, Int64WideVector, Vector, concat_vectors, empty_vector
 from engine.pipeline import Sink
 
 
@@ -42,7 +42,10 @@ def block_nbytes(block: Block) -> int:
     cache are not counted)."""
     total = 0
     for c in block.columns:
-        total += c.data.nbytes if c.data.dtype != object else 16 * len(c.data)
+        if isinstance(c, Int64WideVector):
+            total += c.ints.nbytes
+        else:
+            total += c.data.nbytes if c.data.dtype != object else 16 * len(c.data)
         if c.nulls is not None:
             total += c.nulls.nbytes
     return total

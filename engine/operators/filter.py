@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.block import Block, Vector
+from engine.block import Block, Int64WideVector, Vector
 from engine.pipeline import Operator
 
 
@@ -12,6 +12,11 @@ def select_vector(vec: Vector, mask: np.ndarray) -> Vector:
     """Rows of vec where the bool mask is True.  Boolean indexing is several
     times faster than np.compress on 1-D arrays; the (n, 2) string views go
     through a 16-byte complex view (one element per row)."""
+    if isinstance(vec, Int64WideVector):
+        vec = vec.take(mask)
+        if vec.nulls is not None and not vec.nulls.any():
+            vec.nulls = None
+        return vec
     data = vec.data
     if data.ndim == 2 and data.dtype == np.uint64 and data.shape[1] == 2 \
             and data.flags.c_contiguous:

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.block import Block, Vector
+from engine.block import Block, Int64WideVector, Vector
 
 
 def take_vector(vec: Vector, idx: np.ndarray) -> Vector:
     """Rows idx (int array) or where idx is True (bool array)."""
+    if isinstance(vec, Int64WideVector):
+        vec = vec.take(idx)
+        if vec.nulls is not None and not vec.nulls.any():
+            vec.nulls = None
+        return vec
     if idx.dtype == np.bool_:
         data = np.compress(idx, vec.data, axis=0)
         nulls = None if vec.nulls is None else np.compress(idx, vec.nulls)

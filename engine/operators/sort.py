@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.block import Block, Vector
+from engine.block import Block, Int64WideVector, Vector
 from engine.kernels.merge import cut_runs, merge_runs, pack_rows, sort_run, word_ranges
 from engine.kernels.sort import float_sort_keys, string_ranks
 from engine.kernels.strings import as_heap, compare_views_const
@@ -48,6 +48,8 @@ def value_sort_key(vec: Vector, ascending: bool) -> np.ndarray:
     if t.is_string:
         key = string_ranks(vec.data, vec.heap)
         return key if ascending else -key
+    if isinstance(vec, Int64WideVector):
+        return vec.ints if ascending else ~vec.ints
     dt = vec.data.dtype
     if dt == object:
         key = _object_ranks(vec.data)
@@ -173,9 +175,11 @@ class SortWords:
 
 def _key_kind(vec: Vector, isnull):
     """(kind, data) of a key vector: how its value word is made."""
-    data = vec.data
     if vec.type.is_string:
         return "string", None
+    if isinstance(vec, Int64WideVector):
+        return "int", vec.ints
+    data = vec.data
     kind = data.dtype.kind
     if kind == "O":
         vals = data if isnull is None else np.where(isnull, 0, data)
@@ -309,21 +313,25 @@ def take_rows(block: Block, order: np.ndarray, threads: int) -> Block:
         nulls = None
         if c.nulls is not None and c.nulls.any():
             nulls = np.empty(n, c.nulls.dtype)
-        cols.append((c, np.empty((n,) + c.data.shape[1:], c.data.dtype), nulls))
+        src = c.ints if isinstance(c, Int64WideVector) else c.data
+        cols.append((c, src, np.empty((n,) + src.shape[1:], src.dtype), nulls))
 
     def gather(lo):
         idx = order[lo:lo + _GATHER_ROWS]
-        for c, data, nulls in cols:
-            np.take(c.data, idx, axis=0, out=data[lo:lo + len(idx)], mode="clip")
+        for c, src, data, nulls in cols:
+            np.take(src, idx, axis=0, out=data[lo:lo + len(idx)], mode="clip")
             if nulls is not None:
                 np.take(c.nulls, idx, out=nulls[lo:lo + len(idx)], mode="clip")
 
     parallel_map(gather, range(0, n, _GATHER_ROWS), threads)
     out = []
-    for c, data, nulls in cols:
+    for c, _, data, nulls in cols:
         if nulls is not None and not nulls.any():
             nulls = None
-        out.append(Vector(c.type, data, nulls, c.heap, children=c.children))
+        if isinstance(c, Int64WideVector):
+            out.append(Int64WideVector(c.type, data, nulls))
+        else:
+            out.append(Vector(c.type, data, nulls, c.heap, children=c.children))
     return Block(out, n)
 
 
