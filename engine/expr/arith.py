@@ -351,6 +351,42 @@ def _small_ints(data: np.ndarray) -> np.ndarray | None:
         return None
 
 
+_MIRROR = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+
+
+def _compare_scaled_ints(op: str, a: Vector, b: Vector) -> np.ndarray | None:
+    """op on two exact numbers held in int64 (integers, decimals of any
+    scale, Int64WideVector): compared exactly without a common type, which
+    could overflow int64 (Q11 compares a DECIMAL(38,2) sum with a
+    DECIMAL(38,12) threshold).  x * 10**k against y is decided by
+    q, r = divmod(y, 10**k): x * 10**k > y  <=>  x > q, and equality needs
+    r == 0.  None when an operand is not such a vector."""
+    ta, tb = a.type, b.type
+    if not ((ta.is_decimal or ta.is_integer) and (tb.is_decimal or tb.is_integer)):
+        return None
+    x, y = int64_values(a), int64_values(b)
+    if x is None or y is None:
+        return None
+    sa = ta.scale if ta.is_decimal else 0
+    sb = tb.scale if tb.is_decimal else 0
+    if sa > sb:                                     # make a the side of smaller scale
+        x, y, sa, sb, op = y, x, sb, sa, _MIRROR[op]
+    if sa == sb:
+        return _NUMPY_CMP[op](x, y)
+    if sb - sa > 18:
+        return None
+    q, r = np.divmod(y.astype(np.int64, copy=False), np.int64(10 ** (sb - sa)))
+    exact = r == 0
+    if op in ("eq", "ne"):
+        eq = (x == q) & exact
+        return eq if op == "eq" else ~eq
+    gt = x > q
+    if op in ("gt", "le"):
+        return gt if op == "gt" else ~gt
+    ge = gt | ((x == q) & exact)
+    return ge if op == "ge" else ~ge
+
+
 def compare(op: str, a: Vector, b: Vector, b_const=None) -> Vector:
     """op in eq ne lt le gt ge; b_const: the Python value of b when it is a
     literal string (fast path against one constant view)."""
@@ -359,6 +395,9 @@ def compare(op: str, a: Vector, b: Vector, b_const=None) -> Vector:
     nulls = merge_nulls(a.nulls, b.nulls)
     if a.type.id == "NULL" or b.type.id == "NULL":
         return Vector(BOOLEAN, np.zeros(n, np.bool_), np.ones(n, np.uint8))
+    scaled = _compare_scaled_ints(op, a, b)
+    if scaled is not None:
+        return Vector(BOOLEAN, scaled, nulls)
     a, b = align_for_compare(a, b)
     if a.type.is_string:
         ha = sk.as_heap(a.heap)
@@ -382,10 +421,6 @@ def compare(op: str, a: Vector, b: Vector, b_const=None) -> Vector:
             else:
                 res = _from_sign(op, sk.compare_views(va, ha, vb, hb))
         return Vector(BOOLEAN, res, nulls)
-    if isinstance(a, Int64WideVector) or isinstance(b, Int64WideVector):
-        xi, yi = int64_values(a), int64_values(b)
-        if xi is not None and yi is not None:
-            return Vector(BOOLEAN, _NUMPY_CMP[op](xi, yi), nulls)
     x, y = a.data, b.data
     if x.dtype == object or y.dtype == object:
         exact = _scaled_int_type(a.type) and _scaled_int_type(b.type)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.block import Block, Vector
+from engine.block import Block, Vector, int64_values
 from engine.errors import UnsupportedFeatureError
 from engine.expr import arith, datefuncs, strfuncs
 from engine.expr.cast import cast_vector, valid_mask
@@ -92,14 +92,47 @@ def _compare(call: Call, block: Block) -> Vector:
         op = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}.get(call.func, call.func)
     else:
         op = call.func
-    a = evaluate(left, block)
+    a = _compare_operand(left, block)
     if isinstance(right, Literal) and right.value is not None and not isinstance(left, Literal):
         # a constant: one row, broadcast by the comparison (no n-row copy per block)
         b = literal_vector(right.value, right.type, 1)
         const = right.value if right.type.is_string and a.type.is_string else None
     else:
-        b, const = evaluate(right, block), None
+        b, const = _compare_operand(right, block), None
     return arith.compare(op, a, b, const)
+
+
+_INT_DIGITS = {"TINYINT": 3, "SMALLINT": 5, "INTEGER": 10, "BIGINT": 19, "HUGEINT": 39}
+
+
+def _compare_operand(expr, block: Block) -> Vector:
+    """A comparison operand.  A cast that only widens an exact number (an
+    integer or decimal into a decimal or integer, scale not shrinking) is
+    skipped when its input is held in int64 and the cast could not fail on
+    such values: arith.compare compares differing scales exactly, while the
+    widened values might not fit int64 (Q11's DECIMAL(38,2) sums cast to
+    DECIMAL(38,12))."""
+    if isinstance(expr, Call) and expr.func == "cast" and len(expr.args) == 1:
+        src, dst = expr.args[0].type, expr.type
+        shape_src, shape_dst = _digits(src), _digits(dst)
+        if shape_src is not None and shape_dst is not None and shape_dst[1] >= shape_src[1]:
+            inner = evaluate(expr.args[0], block)
+            up = shape_dst[1] - shape_src[1]
+            whole_src, whole_dst = shape_src[0] - shape_src[1], shape_dst[0] - shape_dst[1]
+            if int64_values(inner) is not None and (whole_dst >= whole_src
+                                                    or shape_dst[0] >= 19 + up):
+                return inner
+            return cast_vector(inner, dst)
+    return evaluate(expr, block)
+
+
+def _digits(t):
+    """(digits, scale) every value of an exact numeric type fits in; None for
+    other types (unsigned integers included)."""
+    if t.is_decimal:
+        return t.precision, t.scale
+    digits = _INT_DIGITS.get(t.id) if t.is_integer else None
+    return None if digits is None else (digits, 0)
 
 
 # ---------------------------------------------------------------- logic

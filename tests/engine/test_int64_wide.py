@@ -164,3 +164,45 @@ def test_arithmetic_and_casts_fall_back_to_exact_on_overflow():
     eq = compare("gt", Int64WideVector(D38, np.array([1, 5], np.int64)),
                  Vector(D38, np.array([2 ** 70, 2], object)))
     assert eq.data.tolist() == [False, True]
+
+
+@pytest.mark.parametrize("scales", [(2, 12), (12, 2), (0, 18), (3, 3), (0, 5)])
+@pytest.mark.parametrize("op", ["eq", "ne", "lt", "le", "gt", "ge"])
+def test_comparisons_across_scales_are_exact(scales, op):
+    """x (scale sa) op y (scale sb) on int64 without a common type, against
+    exact fractions; values near multiples of the scale factor, negative
+    ones and the int64 extremes."""
+    from fractions import Fraction
+    sa, sb = scales
+    rng = np.random.default_rng(sa * 100 + sb)
+    f = 10 ** abs(sa - sb)
+    base = rng.integers(-10 ** 6, 10 ** 6, 400, dtype=np.int64)
+    x = np.concatenate([base, [2 ** 63 - 1, -(2 ** 63), 0, 1, -1]]).astype(np.int64)
+    near = base * (f if sa < sb else 1) + rng.integers(-2, 3, 400)
+    y = np.concatenate([near, [0, 0, 2 ** 63 - 1, -(2 ** 63), -1]]).astype(np.int64)
+    a = Int64WideVector(T.DECIMAL(38, sa), x) if sa else Vector(T.BIGINT, x)
+    b = Vector(T.DECIMAL(18, sb), y) if sb else Vector(T.BIGINT, y)
+    got = compare(op, a, b).data.tolist()
+    py = {"eq": lambda p, q: p == q, "ne": lambda p, q: p != q, "lt": lambda p, q: p < q,
+          "le": lambda p, q: p <= q, "gt": lambda p, q: p > q, "ge": lambda p, q: p >= q}[op]
+    want = [py(Fraction(int(p), 10 ** sa), Fraction(int(q), 10 ** sb))
+            for p, q in zip(x.tolist(), y.tolist())]
+    assert got == want
+
+
+def test_compare_skips_only_casts_that_cannot_fail(tmp_path):
+    """CAST(sum AS DECIMAL(38,12)) > t is compared on int64; a narrowing
+    cast in a comparison still raises its overflow error."""
+    path = str(tmp_path / "c.parquet")
+    pq.write_table(pa.table({"d": pa.array([decimal.Decimal("12345678901234.56"),
+                                            decimal.Decimal("-1.05")], pa.decimal128(16, 2))}),
+                   path)
+    con = engine.connect(":memory:")
+    con.sql(f"CREATE VIEW t AS SELECT * FROM read_parquet('{path}')")
+    for sql in ["SELECT sum(d) FROM t HAVING CAST(sum(d) AS DECIMAL(38,12)) > 1.000000000001",
+                "SELECT d FROM t WHERE CAST(d AS DECIMAL(30,14)) >= -1.05",
+                "SELECT d FROM t WHERE CAST(d AS DECIMAL(38,20)) < 0"]:
+        assert_rows_equal(con.sql(sql).fetchall(), duck(sql, t=path), ordered=False)
+    from engine.errors import PqdbError
+    with pytest.raises(PqdbError):
+        con.sql("SELECT d FROM t WHERE CAST(d AS DECIMAL(10,2)) > 0").fetchall()
