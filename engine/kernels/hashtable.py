@@ -153,6 +153,14 @@ class GroupTable:
             self.insert_rows(keys, hashes, miss_rows[:misses], out)
         return out
 
+    def find(self, keys: KeyColumns, hashes: np.ndarray) -> np.ndarray:
+        """Group id of every row of ``keys``, -1 where the key is not in the
+        table.  Read only: threads may look up concurrently."""
+        out = np.full(keys.n, -1, np.int64)
+        _group_lookup(hashes, keys.keys, keys.kw, keys.heap, self.slots, self.g_hash,
+                      self.g_keys, self.g_heap, out, np.empty(keys.n, np.int64))
+        return out
+
     def insert_rows(self, keys: KeyColumns, hashes: np.ndarray, rows: np.ndarray,
                     out: np.ndarray) -> None:
         """out[r] = group id of row r of ``keys`` for every r in ``rows``

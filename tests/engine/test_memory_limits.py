@@ -266,7 +266,15 @@ def _traced_merge(sink, locals_):
         tracemalloc.stop()
 
 
-def test_partitioned_merge_never_holds_a_local_twice():
+@pytest.fixture
+def partitioned_two_locals(monkeypatch):
+    """Two locals merge by lookup by default; these tests are about the
+    partitioned merge (three threads and more), so they force it."""
+    from engine.operators import aggregate
+    monkeypatch.setattr(aggregate, "LOOKUP_MERGE_GROUPS", 1 << 62)
+
+
+def test_partitioned_merge_never_holds_a_local_twice(partitioned_two_locals):
     """The merge moves each local's keys and states into partition order
     array by array, dropping the local's lookup slots first and each array
     once moved: its traced peak stays well below the locals' bytes (copying
@@ -277,7 +285,7 @@ def test_partitioned_merge_never_holds_a_local_twice():
     assert growth < 0.75 * held, (growth, held)
 
 
-def test_having_is_applied_to_each_partition():
+def test_having_is_applied_to_each_partition(partitioned_two_locals):
     """HAVING filters every merged partition, so the groups that fail it are
     never concatenated: the merge's traced peak is far below the one without."""
     sink, locals_ = _aggregation_locals()
