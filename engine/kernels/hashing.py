@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from engine.block import Vector
+from engine.block import Int64WideVector, Vector
 
 _LOW32 = np.uint64(0xFFFFFFFF)
 _M64 = (1 << 64) - 1
@@ -39,6 +39,9 @@ class KeyColumns:
 
 def value_words(vec: Vector) -> list[np.ndarray]:
     """Fixed-width vector -> list of uint64 word arrays (1, or 2 for object ints)."""
+    if isinstance(vec, Int64WideVector):        # the words of the same Python ints
+        lo = vec.ints.astype(np.int64).view(np.uint64)
+        return [lo, (vec.ints >> 63).astype(np.int64).view(np.uint64)]
     data = vec.data
     kind = data.dtype.kind
     if kind == "O":
@@ -60,7 +63,8 @@ def normalize_keys(vectors: list[Vector], n: int, null_word: bool) -> KeyColumns
     appended as one extra word (grouping: NULL is a value); NULL slots are
     zeroed either way."""
     ks = sum(1 for v in vectors if v.type.is_string)
-    kw = sum(0 if v.type.is_string else (2 if v.data.dtype == object else 1)
+    kw = sum(0 if v.type.is_string else
+             (2 if isinstance(v, Int64WideVector) or v.data.dtype == object else 1)
              for v in vectors) + (1 if null_word else 0)
     keys = np.empty((n, kw + 2 * ks), np.uint64)
     words = keys[:, :kw]
@@ -85,7 +89,8 @@ def normalize_keys(vectors: list[Vector], n: int, null_word: bool) -> KeyColumns
                 heaps.append(heap)
                 base += len(heap)
             s += 1
-        elif vec.data.dtype.kind in "iub" and vec.data.dtype != np.uint64:
+        elif not isinstance(vec, Int64WideVector) and vec.data.dtype.kind in "iub" \
+                and vec.data.dtype != np.uint64:
             _put_ints(keys, w, np.ascontiguousarray(vec.data),
                       _NO_NULLS if isnull is None else isnull, isnull is not None)
             w += 1

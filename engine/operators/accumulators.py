@@ -327,6 +327,17 @@ class MinMaxObjectAcc:
         self.acc = _grow(self.acc, ng, None)
         nulls = _nulls(vec, len(gid))
         pick = max if self.is_max else min
+        if isinstance(vec, Int64WideVector):        # reduce per group on int64 first
+            keep = nulls == 0
+            g, v = gid[keep], vec.ints[keep]
+            groups = np.unique(g)
+            best = np.zeros(ng, np.int64)
+            best[g] = v                                 # some value of each group
+            (np.maximum if self.is_max else np.minimum).at(best, g, v)
+            for gg, val in zip(groups.tolist(), best[groups].tolist()):
+                cur = self.acc[gg]
+                self.acc[gg] = val if cur is None else pick(cur, val)
+            return
         for g, v, isnull in zip(gid, vec.data, nulls):
             if not isnull:
                 cur = self.acc[g]
