@@ -401,6 +401,10 @@ class AggregateSink(Sink):
                 tables = [loc.table for loc in locals_]
                 final.table.reserve(sum(t.n_groups for t in tables),
                                     sum(int(t.state[1]) for t in tables))
+            for i, table in final.distinct.items():
+                tables = [loc.distinct[i] for loc in locals_]
+                table.reserve(sum(t.n_groups for t in tables),
+                              sum(int(t.state[1]) for t in tables))
             for loc in locals_:
                 if loc is final:
                     continue
