@@ -44,7 +44,7 @@ class PageTable:
     uncompressed sizes, whether compressed, value counts, encodings (0
     PLAIN, 1 dictionary); and the dictionary page's recipe (or None)."""
     __slots__ = ("dictionary", "starts", "csizes", "usizes", "compressed", "nvals", "encs",
-                 "num_values", "all_dictionary")
+                 "num_values", "all_dictionary", "max_usize")
 
     def __init__(self, dictionary, pages):
         self.dictionary = dictionary
@@ -55,6 +55,7 @@ class PageTable:
         self.compressed = np.array(cols[5], np.uint8)
         self.num_values = int(self.nvals.sum())
         self.all_dictionary = bool(np.all(self.encs == _DICT))
+        self.max_usize = int(self.usizes.max(initial=0))
 
 
 def _build_table(buf, num_values: int, verify: bool, memo) -> PageTable | None:
@@ -178,14 +179,23 @@ def _decode_range(buf, table: PageTable, p0: int, p1: int, codec: str, flat, kdt
     """The values of data pages [p0, p1) (only the rows the bool mask
     ``sel`` keeps, when given), decompressed and decoded in one kernel call;
     None on a defect."""
-    starts, csizes, usizes = table.starts[p0:p1], table.csizes[p0:p1], table.usizes[p0:p1]
-    nvals, encs = table.nvals[p0:p1], table.encs[p0:p1]
+    whole = p0 == 0 and p1 == len(table.starts)      # the table's totals apply
+    if whole:
+        starts, csizes, usizes = table.starts, table.csizes, table.usizes
+        nvals, encs = table.nvals, table.encs
+    else:
+        starts, csizes, usizes = table.starts[p0:p1], table.csizes[p0:p1], table.usizes[p0:p1]
+        nvals, encs = table.nvals[p0:p1], table.encs[p0:p1]
     select = sel is not None
-    n_keep = int(np.count_nonzero(sel)) if select else int(nvals.sum())
+    if select:
+        n_keep = int(np.count_nonzero(sel))
+    else:
+        n_keep = table.num_values if whole else int(nvals.sum())
     out = np.empty(n_keep + 1, kdtype)          # one slot of slack for the selecting kernels
     sel_u8 = sel.view(np.uint8) if select else _NO_SEL
     if codec == "SNAPPY":
-        scratch = np.empty(int(usizes.max(initial=0)) + 8, np.uint8)
+        largest = table.max_usize if whole else int(usizes.max(initial=0))
+        scratch = np.empty(largest + 8, np.uint8)
         kept = _decode_snappy_pages(buf, starts, csizes, usizes, table.compressed[p0:p1], nvals,
                                     encs, flat, out, out.view(np.uint8), sel_u8, select, width,
                                     scratch)
