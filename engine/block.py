@@ -58,7 +58,7 @@ class Int64WideVector(Vector):
     row selection, concatenation, +-*, casts): no Python int is made.  Any
     other code reads ``data`` as usual and gets the object array, built on
     first use and read-only, so a stale ``ints`` can never disagree with it.
-    NULL slots hold 0."""
+    NULL slots hold some int64 (a gap, as in every vector)."""
 
     def __init__(self, type: DataType, ints: np.ndarray, nulls: np.ndarray | None = None):
         self.type = type
