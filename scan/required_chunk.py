@@ -179,13 +179,9 @@ def _decode_range(buf, table: PageTable, p0: int, p1: int, codec: str, flat, kdt
     """The values of data pages [p0, p1) (only the rows the bool mask
     ``sel`` keeps, when given), decompressed and decoded in one kernel call;
     None on a defect."""
+    starts, csizes, usizes = table.starts[p0:p1], table.csizes[p0:p1], table.usizes[p0:p1]
+    nvals, encs = table.nvals[p0:p1], table.encs[p0:p1]
     whole = p0 == 0 and p1 == len(table.starts)      # the table's totals apply
-    if whole:
-        starts, csizes, usizes = table.starts, table.csizes, table.usizes
-        nvals, encs = table.nvals, table.encs
-    else:
-        starts, csizes, usizes = table.starts[p0:p1], table.csizes[p0:p1], table.usizes[p0:p1]
-        nvals, encs = table.nvals[p0:p1], table.encs[p0:p1]
     select = sel is not None
     if select:
         n_keep = int(np.count_nonzero(sel))

@@ -17,7 +17,7 @@ from engine.expr.vectors import (as_nulls, clean_object, coded_dictionary, const
                                  literal_vector, merge_nulls, null_bool, scatter)
 from engine.kernels import strings as sk
 from planner.expressions import Call, ColumnRef, Expr, Literal, Parameter, column_indexes
-from planner.types import BOOLEAN, DataType
+from planner.types import BOOLEAN, INTEGER_DECIMAL_PRECISION, DataType
 
 
 def evaluate(expr: Expr, block: Block) -> Vector:
@@ -102,9 +102,6 @@ def _compare(call: Call, block: Block) -> Vector:
     return arith.compare(op, a, b, const)
 
 
-_INT_DIGITS = {"TINYINT": 3, "SMALLINT": 5, "INTEGER": 10, "BIGINT": 19, "HUGEINT": 39}
-
-
 def _compare_operand(expr, block: Block) -> Vector:
     """A comparison operand.  A cast that only widens an exact number (an
     integer or decimal into a decimal or integer, scale not shrinking) is
@@ -128,10 +125,11 @@ def _compare_operand(expr, block: Block) -> Vector:
 
 def _digits(t):
     """(digits, scale) every value of an exact numeric type fits in; None for
-    other types (unsigned integers included)."""
+    other types.  (Unsigned integers are never held in int64, so their casts
+    are never skipped.)"""
     if t.is_decimal:
         return t.precision, t.scale
-    digits = _INT_DIGITS.get(t.id) if t.is_integer else None
+    digits = INTEGER_DECIMAL_PRECISION.get(t.id) if t.is_integer else None
     return None if digits is None else (digits, 0)
 
 

@@ -40,8 +40,7 @@ class KeyColumns:
 def value_words(vec: Vector) -> list[np.ndarray]:
     """Fixed-width vector -> list of uint64 word arrays (1, or 2 for object ints)."""
     if isinstance(vec, Int64WideVector):        # the words of the same Python ints
-        lo = vec.ints.astype(np.int64).view(np.uint64)
-        return [lo, (vec.ints >> 63).astype(np.int64).view(np.uint64)]
+        return [vec.ints.view(np.uint64), (vec.ints >> 63).view(np.uint64)]
     data = vec.data
     kind = data.dtype.kind
     if kind == "O":

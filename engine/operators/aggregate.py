@@ -436,30 +436,26 @@ class AggregateSink(Sink):
         finished side by side, the other's for its remaining groups only.
         Nothing is re-inserted, so when the threads saw mostly different keys
         (keys clustered by morsel: Q18's 1.5M l_orderkey groups) the merge
-        is little more than the two finishes."""
+        is little more than the two finishes.  merge() releases both locals
+        whatever happens."""
         if other.n_groups > base.n_groups:
             base, other = other, base
-        try:
-            keys, hashes = other.table.key_view(), other.table.hashes()
-            n = keys.n
+        keys, hashes = other.table.key_view(), other.table.hashes()
+        n = keys.n
 
-            def find(lo):
-                hi = min(lo + _LOOKUP_PIECE, n)
-                piece = KeyColumns(keys.keys[lo:hi], keys.kw, keys.heap, None, hi - lo)
-                return base.table.find(piece, hashes[lo:hi])
-            gids = np.concatenate(parallel_map(find, range(0, n, _LOOKUP_PIECE), self.threads))
-            found = gids >= 0
-            rest = None
-            if found.any():
-                rows = np.flatnonzero(found)
-                for i, acc in enumerate(base.accs):
-                    if acc is not None and i not in self.alias:
-                        acc.absorb(other.accs[i], gids, base.n_groups, rows)
-                rest = ~found
-        except BaseException:
-            base.release()
-            other.release()
-            raise
+        def find(lo):
+            hi = min(lo + _LOOKUP_PIECE, n)
+            piece = KeyColumns(keys.keys[lo:hi], keys.kw, keys.heap, None, hi - lo)
+            return base.table.find(piece, hashes[lo:hi])
+        gids = np.concatenate(parallel_map(find, range(0, n, _LOOKUP_PIECE), self.threads))
+        found = gids >= 0
+        rest = None
+        if found.any():
+            rows = np.flatnonzero(found)
+            for i, acc in enumerate(base.accs):
+                if acc is not None and i not in self.alias:
+                    acc.absorb(other.accs[i], gids, base.n_groups, rows)
+            rest = ~found
         parts = parallel_map(lambda job: self._finish(*job), [(base, None), (other, rest)],
                              self.threads)
         return _concat_consumed(parts, self.out_types)
