@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import gc
 
 import numpy as np
 
@@ -290,10 +291,18 @@ def block_to_rows(block: Block, start: int = 0, stop: int | None = None) -> list
     if start >= stop:
         return []
     part = block if (start == 0 and stop == block.n) else block.slice(start, stop)
-    columns = [vector_to_pylist(c) for c in part.columns]
-    if not columns:
-        return [()] * (stop - start)
-    return list(zip(*columns))
+    # the values and tuples cannot form reference cycles: no collection
+    # while they are made (at 18k rows, collections took 4 of Q16's 5 ms)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        columns = [vector_to_pylist(c) for c in part.columns]
+        if not columns:
+            return [()] * (stop - start)
+        return list(zip(*columns))
+    finally:
+        if collecting:
+            gc.enable()
 
 
 # ---------------------------------------------------------------- numpy

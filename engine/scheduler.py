@@ -19,6 +19,7 @@ from engine.pipeline import Pipeline
 
 _POOL_LOCK = threading.Lock()
 _POOLS: dict[int, ThreadPoolExecutor] = {}
+_WORKING = threading.local()          # .active: this thread is running pipeline work
 _ALLOCATOR_TUNED = False
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
@@ -69,7 +70,7 @@ def parallel_map(fn, items, threads: int) -> list:
     Called from a pool worker itself it runs inline, so it cannot deadlock."""
     items = list(items)
     threads = max(1, min(int(threads), len(items)))
-    if threads == 1 or threading.current_thread().name.startswith("pqdb-worker"):
+    if threads == 1 or _in_worker():
         return [fn(x) for x in items]
     lock = threading.Lock()
     next_index = [0]
@@ -84,11 +85,40 @@ def parallel_map(fn, items, threads: int) -> list:
                 next_index[0] = i + 1
             results[i] = fn(items[i])
 
-    futures = [_pool(threads).submit(worker) for _ in range(threads)]
-    error = None
+    _run_on_workers(worker, threads)
+    return results
+
+
+def _in_worker() -> bool:
+    return getattr(_WORKING, "active", False) or \
+        threading.current_thread().name.startswith("pqdb-worker")
+
+
+def _as_worker(fn):
+    """fn() with this thread marked as working (nested parallel_map runs inline)."""
+    was = getattr(_WORKING, "active", False)
+    _WORKING.active = True
+    try:
+        return fn()
+    finally:
+        _WORKING.active = was
+
+
+def _run_on_workers(fn, threads: int) -> list:
+    """fn() on ``threads`` threads: threads - 1 pool workers and the calling
+    thread itself, which is already awake (a sleeping thread takes tens of
+    microseconds to wake on a virtual machine whose idle cores halt).  Returns
+    the results, the caller's first; the first exception is re-raised after
+    every thread has finished."""
+    futures = [_pool(threads).submit(fn) for _ in range(threads - 1)]
+    results, error = [], None
+    try:
+        results.append(_as_worker(fn))
+    except BaseException as e:
+        error = e
     for f in futures:
         try:
-            f.result()
+            results.append(f.result())
         except BaseException as e:
             if error is None:
                 error = e
@@ -133,15 +163,4 @@ def run_pipeline(pipeline: Pipeline, threads: int):
                 raise
         return local
 
-    pool = _pool(threads)
-    futures = [pool.submit(worker) for _ in range(threads)]
-    locals_, error = [], None
-    for f in futures:
-        try:
-            locals_.append(f.result())
-        except BaseException as e:     # re-raise the first failure after all stop
-            if error is None:
-                error = e
-    if error is not None:
-        raise error
-    return sink.merge(locals_)
+    return sink.merge(_run_on_workers(worker, threads))

@@ -44,14 +44,14 @@ def select_block(block: Block, mask: np.ndarray) -> Block:
 
 class FilterOperator(Operator):
     def __init__(self, predicate):
-        from engine.expr import evaluate_predicate
-        self._evaluate_predicate = evaluate_predicate
+        from engine.operators.conjunction import Conjunction
         self.predicate = predicate
+        self.conjunction = Conjunction([predicate])
 
     def process(self, block: Block) -> list[Block]:
-        mask = np.asarray(self._evaluate_predicate(self.predicate, block), dtype=bool)
-        if mask.all():
+        mask, kept = self.conjunction.mask(block)
+        if kept == block.n:
             return [block]
-        if not mask.any():
+        if kept == 0:
             return []
-        return [select_block(block, mask)]
+        return [Block([select_vector(c, mask) for c in block.columns], kept)]

@@ -416,8 +416,9 @@ class ScanPruner:
         self.counters = counters
         self.use_bloom = use_bloom
         self.use_page_index = use_page_index
-        self._masks: dict = {}
+        self._spans: dict = {}
         self._lock = threading.Lock()
+        self._term_key = _term_key(self.term) if self.term is not None else None
 
     @property
     def active(self) -> bool:
@@ -450,68 +451,105 @@ class ScanPruner:
         self.counters.add(row_groups_scanned=1)
         return True
 
-    def row_mask(self, pf, rg: int, file_cols: list, key=None):
-        """Bool mask over row group ``rg``'s rows that may match (None: all
-        may), from the page indexes of the filtered columns."""
+    def row_spans(self, pf, rg: int, file_cols: list, key=None):
+        """The [start, stop) row ranges of row group ``rg`` that may match
+        (a tuple of pairs; None: every row may), from the page indexes of
+        the filtered columns."""
         if self.term is None or not self.use_page_index:
             return None
         key = (key, rg)
         with self._lock:
-            if key in self._masks:
-                return self._masks[key]
-        mask, pages = _remembered_surviving_rows(pf, rg, file_cols, self.term, self.columns)
+            if key in self._spans:
+                return self._spans[key]
+        spans, pages = _remembered_spans(pf, rg, file_cols, self.term, self._term_key,
+                                          self.columns)
         with self._lock:
-            if key not in self._masks:
-                self._masks[key] = mask
+            if key not in self._spans:
+                self._spans[key] = spans
                 if pages:
                     self.counters.add(pages_skipped=pages)
-        return mask
+        return spans
 
     def range_may_match(self, pf, rg: int, file_cols: list, start: int, count: int,
                         key=None) -> bool:
         """False when the page indexes prove no row in [start, start+count)
         of row group ``rg`` can match (counted as rows skipped)."""
-        mask = self.row_mask(pf, rg, file_cols, key)
-        if mask is None or mask[start:start + count].any():
+        spans = self.row_spans(pf, rg, file_cols, key)
+        if spans is None:
             return True
+        stop = start + count
+        for lo, hi in spans:
+            if lo < stop and hi > start:
+                return True
         self.counters.add(rows_skipped=count)
         return False
 
 
-# row masks of earlier queries, per open file: (row group, term, file
-# columns) -> (packed mask or None, rows, pages skipped), least recently
-# used dropped past this many
+class _TermKey:
+    """A filter term as a memo key: its hash computed once, and one object
+    per distinct term (interned), so a lookup is decided by identity instead
+    of walking the term again for every morsel."""
+    __slots__ = ("term", "_hash")
+
+    def __init__(self, term):
+        self.term = term
+        self._hash = hash(term)
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        return self is other or (isinstance(other, _TermKey) and self._hash == other._hash
+                                 and self.term == other.term)
+
+
+_TERM_KEYS: dict = {}
+_TERM_KEYS_CAP = 4096
+
+
+def _term_key(term):
+    """The interned _TermKey of a term, or None when a literal is unhashable."""
+    try:
+        key = _TermKey(term)
+    except TypeError:
+        return None
+    with _MASKS_LOCK:
+        known = _TERM_KEYS.get(key)
+        if known is None:
+            if len(_TERM_KEYS) >= _TERM_KEYS_CAP:
+                _TERM_KEYS.clear()
+            _TERM_KEYS[key] = known = key
+    return known
+
+
+# surviving row spans of earlier queries, per open file: (row group, term,
+# file columns) -> (spans or None, pages skipped), least recently used
+# dropped past this many
 REMEMBERED_MASKS = 128
 _MASKS_LOCK = threading.Lock()
 
 
-def _remembered_surviving_rows(pf, rg: int, file_cols: list, term, columns) -> tuple:
-    """surviving_rows, remembered in the file's memo: a query repeated with
-    the same filter does not walk the page indexes again."""
+def _remembered_spans(pf, rg: int, file_cols: list, term, term_key, columns) -> tuple:
+    """surviving_spans, remembered in the file's memo: a query repeated with
+    the same filter does not walk the page indexes again (``term_key``: the
+    term's _TermKey, None when the term cannot be a key)."""
     memo = getattr(pf, "memo", None)
-    try:
-        key = ("row_mask", rg, term, tuple(file_cols[c] for c in columns))
-        hash(key)
-    except TypeError:                   # an unhashable literal: compute
-        memo = None
-    if memo is None:
-        return surviving_rows(pf, rg, file_cols, term, columns)
+    if term_key is None or memo is None:
+        return surviving_spans(pf, rg, file_cols, term, columns)
+    key = ("row_spans", rg, term_key, tuple(file_cols[c] for c in columns))
     with _MASKS_LOCK:
-        masks = memo.setdefault("row_masks", OrderedDict())
-        hit = masks.get(key)
+        spans = memo.setdefault("row_spans", OrderedDict())
+        hit = spans.get(key)
         if hit is not None:
-            masks.move_to_end(key)
+            spans.move_to_end(key)
     if hit is not None:
-        packed, n, pages = hit
-        mask = None if packed is None else np.unpackbits(packed, count=n).view(np.bool_)
-        return mask, pages
-    mask, pages = surviving_rows(pf, rg, file_cols, term, columns)
-    entry = (None if mask is None else np.packbits(mask), 0 if mask is None else len(mask), pages)
+        return hit
+    entry = surviving_spans(pf, rg, file_cols, term, columns)
     with _MASKS_LOCK:
-        masks[key] = entry
-        while len(masks) > REMEMBERED_MASKS:
-            masks.popitem(last=False)
-    return mask, pages
+        spans[key] = entry
+        while len(spans) > REMEMBERED_MASKS:
+            spans.popitem(last=False)
+    return entry
 
 
 def _segments_may_match(term, per_col, seg_page, chunk_ranges, nseg) -> np.ndarray:
@@ -532,10 +570,11 @@ def _segments_may_match(term, per_col, seg_page, chunk_ranges, nseg) -> np.ndarr
     return reduce(parts)
 
 
-def surviving_rows(pf, rg: int, file_cols: list, term, columns) -> tuple:
-    """(mask or None, pages skipped): rows of row group ``rg`` whose pages
-    may satisfy ``term``; pages are cut at every page boundary of every
-    column with a page index."""
+def surviving_spans(pf, rg: int, file_cols: list, term, columns) -> tuple:
+    """(spans or None, pages skipped): the [start, stop) row ranges of row
+    group ``rg`` whose pages may satisfy ``term`` (a tuple of pairs; None:
+    every row may); pages are cut at every page boundary of every column
+    with a page index."""
     num_rows = pf.row_groups[rg].num_rows
     per_col = {}
     for c in columns:
@@ -563,11 +602,13 @@ def surviving_rows(pf, rg: int, file_cols: list, term, columns) -> tuple:
     keep = _segments_may_match(term, per_col, seg_page, chunk_ranges, len(cuts))
     if keep.all():
         return None, 0
-    mask = np.repeat(keep, np.diff(bounds))
+    # runs of kept segments: segment i holds rows bounds[i]..bounds[i + 1]
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], keep.astype(np.int8), [0]])))
+    pairs = bounds[edges].reshape(-1, 2)
     pages = 0
-    for first, ranges in per_col.values():
+    for first, _ in per_col.values():
         ends = np.append(first[1:], num_rows)
-        for a, b in zip(first.tolist(), ends.tolist()):
-            if b > a and not mask[a:b].any():
-                pages += 1
-    return mask, pages
+        meets = ((pairs[:, 0][None, :] < ends[:, None])
+                 & (pairs[:, 1][None, :] > first[:, None])).any(axis=1)
+        pages += int(np.count_nonzero(~meets & (ends > first)))
+    return tuple((int(a), int(b)) for a, b in pairs), pages

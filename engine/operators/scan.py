@@ -11,6 +11,7 @@ import numpy as np
 
 from engine.block import Block, Vector
 from engine.errors import FileFormatError
+from engine.operators.conjunction import Conjunction
 from engine.operators.filter import select_vector
 from engine.pipeline import Source
 from engine.operators.pruning import ScanPruner
@@ -102,8 +103,6 @@ class ScanSource(Source):
     kernels, so fewer, larger morsels spend less of the scan in Python."""
 
     def __init__(self, node: Scan, ctx):
-        from engine.expr import evaluate_predicate
-        self._evaluate_predicate = evaluate_predicate
         self.node, self.ctx = node, ctx
         self.block_rows = ctx.config.block_rows
         self.row_width = _row_width([f.type for f in node.schema])
@@ -116,6 +115,7 @@ class ScanSource(Source):
             if self.filters else []
         remap = {c: i for i, c in enumerate(self.filter_cols)}
         self.compact_filters = [remap_columns(f, remap) for f in self.filters]
+        self.conjunction = Conjunction(self.compact_filters)
         self.pruner = ScanPruner(self.filters, getattr(ctx, "pruning", None))
         self.rows_pruned = 0
         self.row_groups_pruned = 0
@@ -197,27 +197,19 @@ class ScanSource(Source):
         fvecs = [column_vector(pf, rg, cols[c], self.types[c], **rng) for c in self.filter_cols]
         n = len(fvecs[0]) if fvecs else num_rows
         fblock = Block(fvecs, n)
-        masks = []
+        masks, kept = [], 0
         for start in range(0, n, br):
-            part = fblock.slice(start, start + br)
-            mask = None
-            for f in self.compact_filters:
-                m = np.asarray(self._evaluate_predicate(f, part), dtype=bool)
-                mask = m if mask is None else (mask & m)
-                if not mask.any():
-                    break
+            mask, count = self.conjunction.mask(fblock.slice(start, start + br))
             masks.append(mask)
-        if not any(m.any() for m in masks):
+            kept += count
+        if kept == 0:
             return
-        rows = masks[0] if len(masks) == 1 else np.concatenate(masks)
-        if rows.all():
-            rows = None
+        rows = None if kept == n else masks[0] if len(masks) == 1 else np.concatenate(masks)
         # the other columns decode only the surviving rows
         have = dict(zip(self.filter_cols, fvecs))
         vecs = [(have[i] if rows is None else select_vector(have[i], rows)) if i in have
                 else column_vector(pf, rg, cols[i], t, rows, **rng)
                 for i, t in enumerate(self.types)]
-        kept = n if rows is None else int(np.count_nonzero(rows))
         full = Block(vecs, kept)
         for start in range(0, kept, br):
             yield full.slice(start, start + br)

@@ -1,0 +1,108 @@
+"""Comparison kernels for conjunctions of restrictions (engine/operators/
+conjunction.py): each ANDs one comparison's outcome into a block's bool mask
+in place and returns how many rows are left, so k comparisons cost k kernel
+calls and no temporaries -- where the expression evaluator makes a result
+array, an AND and an any() per comparison, each releasing and re-taking the
+GIL.  Values are compared as int64 (int32 or int64 columns); every loop is
+branch-free, one per operator, so LLVM vectorizes it."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+OPS = {"eq": 0, "ne": 1, "lt": 2, "le": 3, "gt": 4, "ge": 5}
+MIRRORED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+
+@njit(nogil=True, cache=True)
+def and_compare_const(values, op, c, mask, first):
+    """mask[i] = (first or mask[i]) and values[i] <op> c; the rows left."""
+    n = values.shape[0]
+    kept = 0
+    if first:
+        for i in range(n):
+            mask[i] = True
+    if op == 0:
+        for i in range(n):
+            m = mask[i] & (np.int64(values[i]) == c)
+            mask[i] = m
+            kept += m
+    elif op == 1:
+        for i in range(n):
+            m = mask[i] & (np.int64(values[i]) != c)
+            mask[i] = m
+            kept += m
+    elif op == 2:
+        for i in range(n):
+            m = mask[i] & (np.int64(values[i]) < c)
+            mask[i] = m
+            kept += m
+    elif op == 3:
+        for i in range(n):
+            m = mask[i] & (np.int64(values[i]) <= c)
+            mask[i] = m
+            kept += m
+    elif op == 4:
+        for i in range(n):
+            m = mask[i] & (np.int64(values[i]) > c)
+            mask[i] = m
+            kept += m
+    else:
+        for i in range(n):
+            m = mask[i] & (np.int64(values[i]) >= c)
+            mask[i] = m
+            kept += m
+    return kept
+
+
+@njit(nogil=True, cache=True)
+def and_compare_columns(a, b, op, mask, first):
+    """mask[i] = (first or mask[i]) and a[i] <op> b[i]; the rows left."""
+    n = a.shape[0]
+    kept = 0
+    if first:
+        for i in range(n):
+            mask[i] = True
+    if op == 0:
+        for i in range(n):
+            m = mask[i] & (np.int64(a[i]) == np.int64(b[i]))
+            mask[i] = m
+            kept += m
+    elif op == 1:
+        for i in range(n):
+            m = mask[i] & (np.int64(a[i]) != np.int64(b[i]))
+            mask[i] = m
+            kept += m
+    elif op == 2:
+        for i in range(n):
+            m = mask[i] & (np.int64(a[i]) < np.int64(b[i]))
+            mask[i] = m
+            kept += m
+    elif op == 3:
+        for i in range(n):
+            m = mask[i] & (np.int64(a[i]) <= np.int64(b[i]))
+            mask[i] = m
+            kept += m
+    elif op == 4:
+        for i in range(n):
+            m = mask[i] & (np.int64(a[i]) > np.int64(b[i]))
+            mask[i] = m
+            kept += m
+    else:
+        for i in range(n):
+            m = mask[i] & (np.int64(a[i]) >= np.int64(b[i]))
+            mask[i] = m
+            kept += m
+    return kept
+
+
+@njit(nogil=True, cache=True)
+def and_not_null(nulls, mask):
+    """mask[i] &= nulls[i] == 0; the rows left."""
+    kept = 0
+    for i in range(nulls.shape[0]):
+        m = mask[i] & (nulls[i] == 0)
+        mask[i] = m
+        kept += m
+    return kept

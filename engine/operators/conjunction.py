@@ -1,0 +1,130 @@
+"""A conjunction of restrictions evaluated block by block into one bool mask
+(the scan's filters, a Filter operator's predicate).
+
+Comparisons of a column with a constant, or of two columns, whose values
+order like their int32/int64 storage (integers, dates, times, timestamps,
+decimals of one scale) are checked by the kernels of
+engine/kernels/predicates.py, each ANDing into the mask in place; the other
+conjuncts go through the expression evaluator.  Per block that is one
+kernel call per comparison instead of a result array, an AND and an any()
+per comparison: less Python per morsel, and fewer points where a worker
+gives up the GIL and must take it back from the other one."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.block import Block, Int64WideVector
+from engine.expr.vectors import literal_vector
+from engine.kernels.predicates import (MIRRORED, OPS, and_compare_columns, and_compare_const,
+                                       and_not_null)
+from planner.expressions import Call, ColumnRef, Expr, Literal
+
+# types whose values order like their integer storage
+_ORDERED_STORAGE = frozenset({"INTEGER", "BIGINT", "DATE", "TIME", "TIMESTAMP", "TIMESTAMPTZ",
+                              "TIMESTAMP_NS", "DECIMAL"})
+_KERNEL_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+
+
+def conjuncts(expr: Expr) -> list[Expr]:
+    """The operands of nested ANDs (the expression itself when it is no AND)."""
+    if isinstance(expr, Call) and expr.func == "and":
+        return [c for a in expr.args for c in conjuncts(a)]
+    return [expr]
+
+
+def _comparable(ta, tb) -> bool:
+    """Values of the two types compare like their storage integers."""
+    if ta.id not in _ORDERED_STORAGE or tb.id not in _ORDERED_STORAGE:
+        return False
+    if ta.is_decimal or tb.is_decimal:
+        return (ta.is_decimal and tb.is_decimal and ta.scale == tb.scale
+                and not ta.is_wide_decimal and not tb.is_wide_decimal)
+    if ta.id == tb.id:
+        return True
+    return ta.id in ("INTEGER", "BIGINT") and tb.id in ("INTEGER", "BIGINT")
+
+
+def _leaf(e: Expr):
+    """(expr, column, other column or -1, op code, constant) of a comparison
+    the kernels can check, else None."""
+    if not (isinstance(e, Call) and e.func in OPS and len(e.args) == 2):
+        return None
+    a, b = e.args
+    op = e.func
+    if isinstance(a, Literal) and isinstance(b, ColumnRef):
+        a, b, op = b, a, MIRRORED[op]
+    if not isinstance(a, ColumnRef) or not _comparable(a.type, b.type):
+        return None
+    if isinstance(b, ColumnRef):
+        return (e, a.index, b.index, OPS[op], 0)
+    if not isinstance(b, Literal) or b.value is None:
+        return None
+    data = literal_vector(b.value, b.type, 1).data
+    if data.dtype not in _KERNEL_DTYPES:
+        return None
+    return (e, a.index, -1, OPS[op], int(data[0]))
+
+
+def _plain(vec) -> bool:
+    """The vector's values are a 1-d int32/int64 array the kernels can read."""
+    if isinstance(vec, Int64WideVector):
+        return False
+    data = vec.data
+    return isinstance(data, np.ndarray) and data.ndim == 1 and data.dtype in _KERNEL_DTYPES
+
+
+class Conjunction:
+    """Restrictions that must all be TRUE (NULL and FALSE drop a row)."""
+
+    def __init__(self, exprs: list[Expr]):
+        from engine.expr import evaluate_predicate
+        self._evaluate_predicate = evaluate_predicate
+        self.leaves = []            # comparisons for the kernels, in the given order
+        self.rest = []              # the other conjuncts, evaluated after them
+        for e in exprs:
+            for c in conjuncts(e):
+                leaf = _leaf(c)
+                if leaf is None:
+                    self.rest.append(c)
+                else:
+                    self.leaves.append(leaf)
+
+    def mask(self, block: Block) -> tuple[np.ndarray, int]:
+        """(bool mask of the rows where every restriction holds, their count)."""
+        n = block.n
+        mask = np.empty(n, np.bool_)
+        kept, first = n, True
+        cols = block.columns
+        for expr, i, j, op, c in self.leaves:
+            a = cols[i]
+            b = cols[j] if j >= 0 else None
+            if not _plain(a) or (b is not None and not _plain(b)):
+                kept = self._and_evaluated(expr, block, mask, first)
+            else:
+                if b is None:
+                    kept = and_compare_const(a.data, op, c, mask, first)
+                else:
+                    kept = and_compare_columns(a.data, b.data, op, mask, first)
+                for v in (a, b):
+                    if v is not None and v.nulls is not None and kept:
+                        kept = and_not_null(v.nulls, mask)
+            first = False
+            if kept == 0:
+                return mask, 0
+        for expr in self.rest:
+            kept = self._and_evaluated(expr, block, mask, first)
+            first = False
+            if kept == 0:
+                return mask, 0
+        if first:
+            mask[:] = True
+        return mask, kept
+
+    def _and_evaluated(self, expr, block, mask, first) -> int:
+        m = np.asarray(self._evaluate_predicate(expr, block), dtype=bool)
+        if first:
+            mask[:] = m
+        else:
+            np.logical_and(mask, m, out=mask)
+        return int(np.count_nonzero(mask))
