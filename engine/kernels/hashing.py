@@ -27,6 +27,7 @@ class KeyColumns:
     heap: np.ndarray           # uint8 heap of every string column
     any_null: np.ndarray | None  # uint8 (n,), 1 = some key is NULL
     n: int
+    hashes: np.ndarray | None = None   # hash_rows of keys, when made along with them
 
     @property
     def words(self) -> np.ndarray:
@@ -72,6 +73,7 @@ def normalize_keys(vectors: list[Vector], n: int, null_word: bool) -> KeyColumns
     if null_word:
         _zero_column(keys, kw - 1)
     w = s = base = 0
+    hashes = None
     for j, vec in enumerate(vectors):
         isnull = None
         if vec.nulls is not None and vec.nulls.any():
@@ -90,8 +92,14 @@ def normalize_keys(vectors: list[Vector], n: int, null_word: bool) -> KeyColumns
             s += 1
         elif not isinstance(vec, Int64WideVector) and vec.data.dtype.kind in "iub" \
                 and vec.data.dtype != np.uint64:
-            _put_ints(keys, w, np.ascontiguousarray(vec.data),
-                      _NO_NULLS if isnull is None else isnull, isnull is not None)
+            if len(vectors) == 1:       # one integer key: hashed in the same pass
+                hashes = np.empty(n, np.uint64)
+                _put_ints_hashed(keys, w, np.ascontiguousarray(vec.data),
+                                 _NO_NULLS if isnull is None else isnull, isnull is not None,
+                                 hashes)
+            else:
+                _put_ints(keys, w, np.ascontiguousarray(vec.data),
+                          _NO_NULLS if isnull is None else isnull, isnull is not None)
             w += 1
         else:
             for part in value_words(vec):
@@ -107,7 +115,7 @@ def normalize_keys(vectors: list[Vector], n: int, null_word: bool) -> KeyColumns
         heap = np.zeros(0, np.uint8)
     if any_null is not None:
         any_null = any_null.astype(np.uint8)
-    return KeyColumns(keys, kw, heap, any_null, n)
+    return KeyColumns(keys, kw, heap, any_null, n, hashes)
 
 
 # ------------------------------------------------------------------ kernels
@@ -146,6 +154,22 @@ def _put_ints(keys, col, vals, isnull, has_nulls):
             keys[i, col] = 0
         else:
             keys[i, col] = np.uint64(np.int64(vals[i]))
+
+
+@njit(nogil=True, cache=True)
+def _put_ints_hashed(keys, col, vals, isnull, has_nulls, out):
+    """_put_ints, and out[i] = hash_rows of row i, for keys whose every
+    other word is already written and that hold no strings."""
+    kw = keys.shape[1]
+    for i in range(vals.shape[0]):
+        if has_nulls and isnull[i]:
+            keys[i, col] = 0
+        else:
+            keys[i, col] = np.uint64(np.int64(vals[i]))
+        h = np.uint64(0x243F6A8885A308D3)
+        for j in range(kw):
+            h = _mix(h, keys[i, j])
+        out[i] = _fmix(h)
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -226,6 +250,9 @@ def keys_equal(ka, ha, i, kb, hb, j, kw, width):
 
 
 def hash_keys(keys: KeyColumns) -> np.ndarray:
+    """The hash of every key row (made by normalize_keys when it could)."""
+    if keys.hashes is not None:
+        return keys.hashes
     out = np.empty(keys.n, np.uint64)
     hash_rows(keys.keys, keys.kw, keys.heap, out)
     return out

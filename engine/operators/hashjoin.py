@@ -28,7 +28,7 @@ import numpy as np
 
 from engine.block import Block, Vector
 from engine.errors import ExecutionError, UnsupportedFeatureError
-from engine.kernels.hashing import hash_keys, hash_rows, normalize_keys
+from engine.kernels.hashing import hash_keys, normalize_keys
 from engine.kernels.hashtable import join_probe, join_probe_exists, table_size
 from engine.kernels.join_partition import (FINE_BITS, MAX_ROWS, build_partitions,
                                            partition_bits, partition_histogram, partition_shift,
@@ -90,8 +90,7 @@ class BuildKeys:
                 base += len(heap)
         self.has_skip = kc.any_null is not None
         self.skip = kc.any_null if self.has_skip else _NO_SKIP
-        self.hashes = np.empty(n, np.uint64)
-        hash_rows(self.keys, self.kw, kc.heap, self.hashes)
+        self.hashes = hash_keys(kc)
         self.hist = np.empty(1 << FINE_BITS, np.int32)
         partition_histogram(self.hashes, self.skip, self.has_skip, self.hist)
 

@@ -13,6 +13,7 @@ from engine.block import Block, Vector
 from engine.errors import FileFormatError
 from engine.operators.conjunction import Conjunction
 from engine.operators.filter import select_vector
+from engine.operators.rows import take_vector
 from engine.pipeline import Source
 from engine.operators.pruning import ScanPruner
 from planner.expressions import column_indexes, remap_columns
@@ -33,6 +34,26 @@ class CodedVector(Vector):
         nulls = None if self.nulls is None else self.nulls[start:stop]
         return CodedVector(self.type, self.data[start:stop], nulls, self.heap,
                            self.codes[start:stop], self.dictionary)
+
+
+# restricted columns keep their surviving rows by index (not by mask) when
+# fewer than 1/_GATHER_FRACTION of the rows survive
+_GATHER_FRACTION = 8
+
+
+def _pick(vec: Vector, rows: np.ndarray) -> Vector:
+    """The rows of vec where the bool mask ``rows`` is True, or at the int64
+    positions ``rows`` (a scan's CodedVector keeps its codes)."""
+    if rows.dtype == np.bool_:
+        return select_vector(vec, rows)
+    codes = getattr(vec, "codes", None)
+    if codes is None:
+        return take_vector(vec, rows)
+    nulls = None if vec.nulls is None else np.take(vec.nulls, rows)
+    if nulls is not None and not nulls.any():
+        nulls = None
+    return CodedVector(vec.type, np.take(vec.data, rows, axis=0), nulls, vec.heap,
+                       np.take(codes, rows), vec.dictionary)
 
 
 def column_vector(pf, rg: int, file_col: int, typ, rows=None, row_start: int = 0,
@@ -205,9 +226,12 @@ class ScanSource(Source):
         if kept == 0:
             return
         rows = None if kept == n else masks[0] if len(masks) == 1 else np.concatenate(masks)
-        # the other columns decode only the surviving rows
+        # the other columns decode only the surviving rows; the restricted
+        # ones keep them by index when few survive (one pass over the mask,
+        # then gathers of only those rows)
         have = dict(zip(self.filter_cols, fvecs))
-        vecs = [(have[i] if rows is None else select_vector(have[i], rows)) if i in have
+        picked = rows if rows is None or kept * _GATHER_FRACTION > n else np.flatnonzero(rows)
+        vecs = [(have[i] if rows is None else _pick(have[i], picked)) if i in have
                 else column_vector(pf, rg, cols[i], t, rows, **rng)
                 for i, t in enumerate(self.types)]
         full = Block(vecs, kept)

@@ -85,3 +85,24 @@ def test_float_sort_keys_order():
     assert np.isnan(x[order][-1])
     back = float_from_sort_keys(keys)
     assert np.array_equal(back[:6], x[:6] + 0.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.integers(-(1 << 31), (1 << 31) - 1)), max_size=50),
+       st.sampled_from([np.int32, np.int64, np.int16]), st.booleans())
+def test_one_integer_key_hashed_with_its_words(values, dtype, null_word):
+    """normalize_keys hashes a single integer key in the same pass; the
+    hashes equal hash_rows over the words it wrote."""
+    from engine.kernels.hashing import hash_rows
+    if dtype == np.int16:
+        values = [None if v is None else v % 30000 for v in values]
+    typ = {np.int32: T.INTEGER, np.int64: T.BIGINT, np.int16: T.SMALLINT}[dtype]
+    data = np.array([0 if v is None else v for v in values], dtype)
+    nulls = np.array([v is None for v in values], np.uint8)
+    kc = normalize_keys([Vector(typ, data, nulls if nulls.any() else None)], len(values),
+                        null_word)
+    assert kc.hashes is not None
+    expect = np.empty(len(values), np.uint64)
+    hash_rows(kc.keys, kc.kw, kc.heap, expect)
+    assert np.array_equal(kc.hashes, expect)
+    assert np.array_equal(hash_keys(kc), expect)
