@@ -32,6 +32,10 @@ def parse_statements(sql: str) -> list[Statement]:
 
 def split_statements(sql: str) -> list[str]:
     """The text of each non-empty top-level statement, stripped."""
+    text = sql.strip()
+    if ";" not in text[:-1]:        # one statement (maybe ';'-terminated): no tokenizing
+        text = text[:-1].rstrip() if text.endswith(";") else text
+        return [text] if text else []
     from sqlglot.dialects.dialect import Dialect
     try:
         tokens = Dialect.get_or_raise(DIALECT).tokenize(sql)
