@@ -539,6 +539,11 @@ class AggregateSink(Sink):
         cols: list = []
         for i, a in enumerate(self.aggs):
             acc = final.accs[i]
+            if a.distinct and a.func == "count":    # entries are distinct non-NULL values
+                w, _, _ = final.distinct[i].keys()
+                counts = np.bincount(w[:, 0].view(np.int64), minlength=ng)
+                cols.append(Vector(a.type, counts[:ng].astype(a.type.numpy_dtype)))
+                continue
             if a.distinct:
                 w, s, h = final.distinct[i].keys()
                 gid = np.ascontiguousarray(w[:, 0].view(np.int64))
