@@ -9,7 +9,7 @@ import numpy as np
 
 from engine.block import Block, Vector, concat_vectors
 from engine.kernels.aggregates import fold_codes, gather_int64, mark_present, prepend_group_ids
-from engine.kernels.hashing import KeyColumns, normalize_keys
+from engine.kernels.hashing import KeyColumns, hash_keys, normalize_keys
 from engine.kernels.hashtable import GroupTable
 from engine.kernels.partition import gather_remapped
 from engine.kernels.strings import rebase_views
@@ -86,6 +86,7 @@ class _Local:
         self.accs = [None if sink.aggs[i].distinct else make_accumulator(a, sink.arg_types[i])
                      for i, a in enumerate(sink.aggs)]
         self.distinct = {}          # agg index -> GroupTable over (group id, arg)
+        self.distinct_extra = {}    # agg index -> per-group counts merged by lookup
         for i, a in enumerate(sink.aggs):
             if a.distinct:
                 dkw, dks = key_layout([sink.arg_types[i]])
@@ -380,7 +381,8 @@ class AggregateSink(Sink):
         try:
             if len(locals_) == 1:               # one thread: its table is the result
                 return self._finish(locals_[0])
-            if (len(locals_) == 2 and self.groups and not any(a.distinct for a in self.aggs)
+            if (len(locals_) == 2 and self.groups
+                    and all(a.func == "count" for a in self.aggs if a.distinct)
                     and min(loc.n_groups for loc in locals_) >= LOOKUP_MERGE_GROUPS):
                 return self._merge_by_lookup(*locals_)
             if (self.groups and self.threads > 1
@@ -448,6 +450,9 @@ class AggregateSink(Sink):
             piece = KeyColumns(keys.keys[lo:hi], keys.kw, keys.heap, None, hi - lo)
             return base.table.find(piece, hashes[lo:hi])
         gids = np.concatenate(parallel_map(find, range(0, n, _LOOKUP_PIECE), self.threads))
+        for i, table in other.distinct.items():
+            base.distinct_extra[i] = self._new_distinct_counts(base.distinct[i], table, gids,
+                                                               base.n_groups)
         found = gids >= 0
         rest = None
         if found.any():
@@ -459,6 +464,30 @@ class AggregateSink(Sink):
         parts = parallel_map(lambda job: self._finish(*job), [(base, None), (other, rest)],
                              self.threads)
         return _concat_consumed(parts, self.out_types)
+
+    def _new_distinct_counts(self, base_table, other_table, gids, ng: int):
+        """COUNT(DISTINCT) merged by lookup: per base group, how many of the
+        other local's (group, value) entries whose group the base also has
+        are not among the base's entries (looked up read only, in pieces on
+        the pool).  None when there are none."""
+        keys = other_table.key_view()
+        if keys.n == 0:
+            return None
+        bg = gids[keys.keys[:, 0].view(np.int64)]
+        sel = np.flatnonzero(bg >= 0)
+        if len(sel) == 0:
+            return None
+        moved = keys.keys[sel]
+        bg = bg[sel]
+        moved[:, 0] = bg.view(np.uint64)            # the entries under the base's group ids
+
+        def find(lo):
+            hi = min(lo + _LOOKUP_PIECE, len(sel))
+            piece = KeyColumns(moved[lo:hi], keys.kw, keys.heap, None, hi - lo)
+            return base_table.find(piece, hash_keys(piece))
+        hit = np.concatenate(parallel_map(find, range(0, len(sel), _LOOKUP_PIECE),
+                                          self.threads))
+        return np.bincount(bg[hit < 0], minlength=ng)
 
     def _merge_partitioned(self, locals_: list) -> Block:
         """Many groups: each local's groups are scattered into 2**bits
@@ -542,6 +571,9 @@ class AggregateSink(Sink):
             if a.distinct and a.func == "count":    # entries are distinct non-NULL values
                 w, _, _ = final.distinct[i].keys()
                 counts = np.bincount(w[:, 0].view(np.int64), minlength=ng)
+                extra = final.distinct_extra.get(i)
+                if extra is not None:                # merged by lookup: the other's new ones
+                    counts[:len(extra)] += extra
                 cols.append(Vector(a.type, counts[:ng].astype(a.type.numpy_dtype)))
                 continue
             if a.distinct:

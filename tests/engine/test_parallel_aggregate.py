@@ -141,7 +141,9 @@ def test_partitioned_merge_releases_its_memory(threshold, monkeypatch):
     assert a == b
 
 
-def test_partitioned_merge_over_the_memory_limit_is_a_clear_error():
+def test_partitioned_merge_over_the_memory_limit_is_a_clear_error(monkeypatch):
+    # two locals of this size would merge by lookup: force the partitioned merge
+    monkeypatch.setattr(aggregate, "LOOKUP_MERGE_GROUPS", 1 << 40)
     memory = MemoryTracker(1 << 40)
     sink, locals_ = _sink_over_blocks(memory, threads=2, n_locals=2)
     memory.limit = memory.used + 4096          # no room for the partition tables
@@ -183,7 +185,11 @@ def test_two_locals_merge_by_lookup_matches_duckdb(tmp_path, monkeypatch, cluste
     con.sql(f"CREATE VIEW t AS SELECT * FROM read_parquet('{path}')")
     for sql in ["SELECT k, count(*), sum(d), avg(v), min(s), max(d), min(v) FROM t GROUP BY k",
                 "SELECT k, sum(d) FROM t GROUP BY k HAVING sum(d) > 1000 AND count(v) > 1",
-                "SELECT s, k % 3 AS m, count(*), sum(v) FROM t GROUP BY ALL"]:
+                "SELECT s, k % 3 AS m, count(*), sum(v) FROM t GROUP BY ALL",
+                # COUNT(DISTINCT): the other's entries counted where the base lacks them
+                """SELECT k % 5000 AS g, count(DISTINCT v), count(DISTINCT s), sum(d)
+                   FROM t GROUP BY ALL""",
+                "SELECT s, count(DISTINCT k % 7) FROM t GROUP BY s HAVING count(DISTINCT k % 7) > 2"]:
         assert_rows_equal(con.sql(sql).fetchall(), duck(sql, t=path), ordered=False)
     assert calls, "no query merged by lookup"
 
@@ -195,7 +201,8 @@ def test_merge_by_lookup_equals_one_local(monkeypatch, overlap):
     (NULL keys, HAVING)."""
     key, val = ColumnRef(0, T.BIGINT), ColumnRef(1, T.DECIMAL(15, 2))
     node = L.Aggregate(None, [key], [agg("count_star"), agg("sum", val), agg("min", val),
-                                     agg("max", val), agg("avg", val)])
+                                     agg("max", val), agg("avg", val),
+                                     agg("count", val, distinct=True)])
     having = Call("gt", [ColumnRef(1, T.BIGINT), Literal(1, T.BIGINT)], T.BOOLEAN)
     rng = np.random.default_rng(int(overlap * 10))
     n = 20_000
@@ -205,7 +212,8 @@ def test_merge_by_lookup_equals_one_local(monkeypatch, overlap):
         keys = rng.integers(lo, lo + n, n)
         nulls = (rng.random(n) < 0.01).astype(np.uint8)
         blocks.append(Block([Vector(T.BIGINT, keys, nulls),
-                             Vector(T.DECIMAL(15, 2), rng.integers(-10 ** 6, 10 ** 6, n))], n))
+                             Vector(T.DECIMAL(15, 2), rng.integers(-30, 30, n),
+                                    (rng.random(n) < 0.05).astype(np.uint8))], n))
     calls = []
     original = AggregateSink._merge_by_lookup
     monkeypatch.setattr(AggregateSink, "_merge_by_lookup",
