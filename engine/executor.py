@@ -72,6 +72,13 @@ class _Executor:
             if isinstance(node, _SHAREABLE):
                 breakers.append(node)
             stack.extend(node.children)
+        # only breakers of one kind and output schema can repeat each other:
+        # the (costlier) fingerprints are computed for those alone
+        shapes: dict = {}
+        for node in breakers:
+            shape = (type(node), tuple((f.name, f.type) for f in node.schema))
+            shapes.setdefault(shape, []).append(node)
+        breakers = [n for group in shapes.values() if len(group) > 1 for n in group]
         if len(breakers) < 2:           # nothing can repeat: no fingerprints to compute
             return
         counts: dict = {}

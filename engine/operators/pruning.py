@@ -195,6 +195,13 @@ def filter_terms(filters) -> AllOf | None:
     return AllOf(kids) if kids else None
 
 
+def bloom_columns(term) -> set:
+    """Columns of the term's eq / in leaves (the ones a bloom filter can reject)."""
+    if isinstance(term, Leaf):
+        return {term.column} if term.column >= 0 and term.op in ("eq", "in") else set()
+    return set().union(*[bloom_columns(t) for t in term.terms]) if term.terms else set()
+
+
 def term_columns(term) -> set:
     if isinstance(term, Leaf):
         return {term.column} if term.column >= 0 else set()
@@ -419,6 +426,7 @@ class ScanPruner:
         self._spans: dict = {}
         self._lock = threading.Lock()
         self._term_key = _term_key(self.term) if self.term is not None else None
+        self.bloom_columns = sorted(bloom_columns(self.term)) if self.term is not None else []
 
     @property
     def active(self) -> bool:
@@ -433,7 +441,10 @@ class ScanPruner:
         if not may_match(self.term, ranges.get):
             self.counters.add(row_groups_skipped=1)
             return False
-        if self.use_bloom:
+        if self.use_bloom and any(      # a pass over the bloom filters the chunks have
+                not isinstance(file_cols[c], int)
+                or pf.row_groups[rg].columns[file_cols[c]].bloom_filter_offset is not None
+                for c in self.bloom_columns):
             blooms: dict = {}
 
             def check(leaf):
