@@ -106,3 +106,49 @@ def and_not_null(nulls, mask):
         mask[i] = m
         kept += m
     return kept
+
+
+@njit(nogil=True, cache=True)
+def and_in_ranges(values, los, his, mask, first):
+    """mask[i] = (first or mask[i]) and values[i] lies in some closed
+    interval [los[k], his[k]]; the rows left.  Interval by interval over
+    all rows (branch-free, vectorizable loops)."""
+    n = values.shape[0]
+    hit = np.zeros(n, np.bool_)
+    for k in range(los.shape[0]):
+        lo = los[k]
+        hi = his[k]
+        for i in range(n):
+            x = np.int64(values[i])
+            hit[i] |= (lo <= x) & (x <= hi)
+    kept = 0
+    if first:
+        for i in range(n):
+            m = hit[i]
+            mask[i] = m
+            kept += m
+    else:
+        for i in range(n):
+            m = mask[i] & hit[i]
+            mask[i] = m
+            kept += m
+    return kept
+
+
+@njit(nogil=True, cache=True)
+def and_lookup(codes, hit, mask, first):
+    """mask[i] = (first or mask[i]) and hit[codes[i]] (a predicate's outcome
+    per dictionary entry, gathered by code); the rows left."""
+    n = codes.shape[0]
+    kept = 0
+    if first:
+        for i in range(n):
+            m = hit[codes[i]]
+            mask[i] = m
+            kept += m
+    else:
+        for i in range(n):
+            m = mask[i] & hit[codes[i]]
+            mask[i] = m
+            kept += m
+    return kept
