@@ -38,6 +38,17 @@ class MemoryTracker:
         """Bytes the caches hold now."""
         return sum(c.bytes_cached for c in self.caches)
 
+    def _cache_bound(self) -> int:
+        """Most bytes the caches can hold (their budgets; the bytes they hold
+        when one has no budget): while reservations plus this fit, no cache
+        needs asking (summing the chunk states per reservation cost Python
+        time on every block)."""
+        bound = 0
+        for c in self.caches:
+            b = getattr(c, "bytes_bound", None)
+            bound += c.bytes_cached if b is None else b
+        return bound
+
     def reserve(self, nbytes: int, what: str = "intermediate result") -> None:
         if nbytes == 0:
             return
@@ -49,7 +60,7 @@ class MemoryTracker:
                         f"exceeded by {what}: it needs {format_bytes(nbytes)} more while this "
                         f"query holds {format_bytes(self.used)} (caches are evicted first); "
                         f"raise it with SET memory_limit = '...'")
-                if self.caches:
+                if self.caches and self.used + nbytes + self._cache_bound() > self.limit:
                     self._make_room(self.used + nbytes - self.limit)
             self.used += nbytes
             self.peak = max(self.peak, self.used)

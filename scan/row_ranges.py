@@ -357,6 +357,11 @@ class _ChunkStateCache:
         with _STATES_LOCK:
             return sum(st.size() for st in _STATES.values())
 
+    @property
+    def bytes_bound(self) -> int:
+        """Most decoded bytes the states may hold (their budget)."""
+        return _BUDGET[0]
+
     def shrink(self, nbytes: int) -> int:
         """Drop least-recently-used states until ``nbytes`` decoded bytes
         are freed or none is left; the bytes freed."""

@@ -69,6 +69,12 @@ class BufferManager:
     def bytes_cached(self) -> int:
         return self._used
 
+    @property
+    def bytes_bound(self) -> int:
+        """Most bytes it may cache: its budget (or what it holds, when the
+        budget was lowered below that)."""
+        return max(self.memory_budget_bytes, self._used)
+
     def get(self, source, offset: int, length: int) -> np.ndarray:
         """The bytes [offset, offset+length) of ``source`` as a uint8 array.
 
