@@ -7,14 +7,13 @@ import math
 
 import numpy as np
 
-from engine.block import Block, Vector, concat_vectors
+from engine.block import Block, Vector
 from engine.kernels.aggregates import fold_codes, gather_int64, mark_present, prepend_group_ids
 from engine.kernels.hashing import KeyColumns, hash_keys, normalize_keys
 from engine.kernels.hashtable import GroupTable
 from engine.kernels.partition import gather_remapped
-from engine.kernels.strings import rebase_views
 from engine.operators.accumulators import make_accumulator, moved_out, share_state, state_bytes
-from engine.operators.collect import concat_shared
+from engine.operators.collect import concat_consumed
 from engine.operators.filter import select_block
 from engine.operators.rows import take_vector
 from engine.pipeline import Sink
@@ -463,7 +462,7 @@ class AggregateSink(Sink):
             rest = ~found
         parts = parallel_map(lambda job: self._finish(*job), [(base, None), (other, rest)],
                              self.threads)
-        return _concat_consumed(parts, self.out_types)
+        return concat_consumed(parts, self.out_types)
 
     def _new_distinct_counts(self, base_table, other_table, gids, ng: int):
         """COUNT(DISTINCT) merged by lookup: per base group, how many of the
@@ -509,7 +508,7 @@ class AggregateSink(Sink):
         finally:
             for sc in made:
                 sc.drop()
-        return _concat_consumed(parts, self.out_types)
+        return concat_consumed(parts, self.out_types)
 
     def _merge_partition(self, p: int, split: list):
         """Partition p of every local merged into one table, finished."""
@@ -587,45 +586,3 @@ class AggregateSink(Sink):
                 share_state(acc, final.accs[self.alias[i]])
             cols.append(acc.finalize(ng))
         return cols
-
-
-def _concat_consumed(blocks: list[Block], types) -> Block:
-    """One block from ``blocks`` (which it empties), column by column: each
-    column's parts are dropped once concatenated, so the parts and the
-    result are never both held whole.  String columns whose parts share
-    their heaps (a partition's key columns) share one concatenated heap."""
-    blocks = [b for b in blocks if b.n]
-    if len(blocks) <= 1:
-        return blocks[0] if blocks else concat_shared([], types)
-    shared: list = []            # (the parts' heaps, their concatenation, bases)
-    cols = []
-    for i, t in enumerate(types):
-        parts = [b.columns[i] for b in blocks]
-        if t.is_string:
-            cols.append(_concat_strings_sharing(parts, shared))
-        else:
-            cols.append(concat_vectors(parts))
-        del parts
-        for b in blocks:
-            b.columns[i] = None
-    return Block(cols, sum(b.n for b in blocks))
-
-
-def _concat_strings_sharing(parts: list[Vector], shared: list) -> Vector:
-    heaps = [p.heap if p.heap is not None else _NO_HEAP for p in parts]
-    for seen, heap, bases in shared:
-        if all(a is b for a, b in zip(seen, heaps)):
-            break
-    else:
-        bases = np.cumsum([0] + [len(h) for h in heaps[:-1]])
-        heap = np.concatenate(heaps)
-        shared.append((heaps, heap, bases))
-    views = np.concatenate([rebase_views(p.data, int(b)) for p, b in zip(parts, bases)])
-    nulls = None
-    if any(p.nulls is not None for p in parts):
-        nulls = np.concatenate([p.nulls if p.nulls is not None else np.zeros(len(p), np.uint8)
-                                for p in parts])
-    return Vector(parts[0].type, views, nulls, heap)
-
-
-_NO_HEAP = np.zeros(0, np.uint8)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.block import Block, Int64WideVector, Vector, concat_vectors, empty_vector
+from engine.kernels.strings import rebase_views
 from engine.pipeline import Sink
 
 
@@ -92,3 +93,45 @@ def _concat_strings(parts: list[Vector]) -> Vector:
     heap = (heaps[0] if len(heaps) == 1 else np.concatenate(heaps)) if heaps \
         else np.zeros(0, np.uint8)
     return Vector(parts[0].type, np.concatenate(datas).reshape(-1, 2), nulls, heap)
+
+
+def concat_consumed(blocks: list[Block], types) -> Block:
+    """One block from ``blocks`` (which it empties), column by column: each
+    column's parts are dropped once concatenated, so the parts and the
+    result are never both held whole.  String columns whose parts share
+    their heaps (a partition's key columns) share one concatenated heap."""
+    blocks = [b for b in blocks if b.n]
+    if len(blocks) <= 1:
+        return blocks[0] if blocks else concat_shared([], types)
+    shared: list = []            # (the parts' heaps, their concatenation, bases)
+    cols = []
+    for i, t in enumerate(types):
+        parts = [b.columns[i] for b in blocks]
+        if t.is_string:
+            cols.append(_concat_strings_sharing(parts, shared))
+        else:
+            cols.append(concat_vectors(parts))
+        del parts
+        for b in blocks:
+            b.columns[i] = None
+    return Block(cols, sum(b.n for b in blocks))
+
+
+def _concat_strings_sharing(parts: list[Vector], shared: list) -> Vector:
+    heaps = [p.heap if p.heap is not None else _NO_HEAP for p in parts]
+    for seen, heap, bases in shared:
+        if all(a is b for a, b in zip(seen, heaps)):
+            break
+    else:
+        bases = np.cumsum([0] + [len(h) for h in heaps[:-1]])
+        heap = np.concatenate(heaps)
+        shared.append((heaps, heap, bases))
+    views = np.concatenate([rebase_views(p.data, int(b)) for p, b in zip(parts, bases)])
+    nulls = None
+    if any(p.nulls is not None for p in parts):
+        nulls = np.concatenate([p.nulls if p.nulls is not None else np.zeros(len(p), np.uint8)
+                                for p in parts])
+    return Vector(parts[0].type, views, nulls, heap)
+
+
+_NO_HEAP = np.zeros(0, np.uint8)
