@@ -36,6 +36,12 @@ def split_statements(sql: str) -> list[str]:
     if ";" not in text[:-1]:        # one statement (maybe ';'-terminated): no tokenizing
         text = text[:-1].rstrip() if text.endswith(";") else text
         return [text] if text else []
+    return split_by_tokens(sql)
+
+
+def split_by_tokens(sql: str) -> list[str]:
+    """split_statements by sqlglot's tokenizer (semicolons in strings and
+    comments are no separators)."""
     from sqlglot.dialects.dialect import Dialect
     try:
         tokens = Dialect.get_or_raise(DIALECT).tokenize(sql)

@@ -174,14 +174,18 @@ _QUERIES = [
 ]
 
 
+def _assert_matches_duckdb(path, sql, threads):
+    con = engine.connect(threads=threads)
+    con.sql(f"CREATE VIEW t AS SELECT * FROM read_parquet('{path}')")
+    duck = duckdb.connect()
+    duck.execute(f"CREATE TABLE t AS SELECT * FROM read_parquet('{path}')")
+    assert con.sql(sql).fetchall() == duck.execute(sql).fetchall()
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("sql", _QUERIES)
 def test_sql_filters_match_duckdb(filter_file, sql, threads):
-    con = engine.connect(threads=threads)
-    con.sql(f"CREATE VIEW t AS SELECT * FROM read_parquet('{filter_file}')")
-    duck = duckdb.connect()
-    duck.execute(f"CREATE TABLE t AS SELECT * FROM read_parquet('{filter_file}')")
-    assert con.sql(sql).fetchall() == duck.execute(sql).fetchall()
+    _assert_matches_duckdb(filter_file, sql, threads)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -191,11 +195,7 @@ def test_few_survivors_keep_coded_strings(filter_file, threads):
     string then uses its codes."""
     sql = ("SELECT s, count(*), sum(i) FROM t WHERE i > 44 AND s <> 'AIR' "
            "AND d2 < DATE '1995-06-01' GROUP BY s ORDER BY s")
-    con = engine.connect(threads=threads)
-    con.sql(f"CREATE VIEW t AS SELECT * FROM read_parquet('{filter_file}')")
-    duck = duckdb.connect()
-    duck.execute(f"CREATE TABLE t AS SELECT * FROM read_parquet('{filter_file}')")
-    assert con.sql(sql).fetchall() == duck.execute(sql).fetchall()
+    _assert_matches_duckdb(filter_file, sql, threads)
 
 
 @settings(max_examples=150, deadline=None)
@@ -289,8 +289,4 @@ def test_quantity_bands_and_coded_strings_match_duckdb(filter_file, threads):
     sql = ("SELECT s, count(*), sum(p) FROM t WHERE (p BETWEEN 10 AND 20 OR p BETWEEN 19.5 "
            "AND 31.25 OR p = 50.5) AND s IN ('MAIL', 'AIR') AND s NOT LIKE '%IL' "
            "AND (i > 40 OR i < -40 OR i = 0) GROUP BY s ORDER BY s")
-    con = engine.connect(threads=threads)
-    con.sql(f"CREATE VIEW t AS SELECT * FROM read_parquet('{filter_file}')")
-    duck = duckdb.connect()
-    duck.execute(f"CREATE TABLE t AS SELECT * FROM read_parquet('{filter_file}')")
-    assert con.sql(sql).fetchall() == duck.execute(sql).fetchall()
+    _assert_matches_duckdb(filter_file, sql, threads)
