@@ -67,7 +67,9 @@ def parallel_map(fn, items, threads: int) -> list:
     """[fn(x) for x in items], run on up to ``threads`` pool workers (in
     order of items; the first exception is re-raised after all finished).
     Sinks use it for their merge phase (partitioned merges, sorting runs).
-    Called from a pool worker itself it runs inline, so it cannot deadlock."""
+    Called from a thread already doing pipeline or merge work (a pool
+    worker, or the caller while it works as one) it runs inline, so it
+    cannot deadlock."""
     items = list(items)
     threads = max(1, min(int(threads), len(items)))
     if threads == 1 or _in_worker():
@@ -90,8 +92,7 @@ def parallel_map(fn, items, threads: int) -> list:
 
 
 def _in_worker() -> bool:
-    return getattr(_WORKING, "active", False) or \
-        threading.current_thread().name.startswith("pqdb-worker")
+    return getattr(_WORKING, "active", False)
 
 
 def _as_worker(fn):
@@ -110,7 +111,7 @@ def _run_on_workers(fn, threads: int) -> list:
     microseconds to wake on a virtual machine whose idle cores halt).  Returns
     the results, the caller's first; the first exception is re-raised after
     every thread has finished."""
-    futures = [_pool(threads).submit(fn) for _ in range(threads - 1)]
+    futures = [_pool(threads).submit(_as_worker, fn) for _ in range(threads - 1)]
     results, error = [], None
     try:
         results.append(_as_worker(fn))

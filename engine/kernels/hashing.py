@@ -166,10 +166,7 @@ def _put_ints_hashed(keys, col, vals, isnull, has_nulls, out):
             keys[i, col] = 0
         else:
             keys[i, col] = np.uint64(np.int64(vals[i]))
-        h = np.uint64(0x243F6A8885A308D3)
-        for j in range(kw):
-            h = _mix(h, keys[i, j])
-        out[i] = _fmix(h)
+        out[i] = _fmix(_hash_words(keys, i, kw))
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -190,15 +187,22 @@ def _fmix(h):
     return h
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _hash_words(keys, i, kw):
+    """The hash state after row i's kw fixed-width key words."""
+    h = np.uint64(0x243F6A8885A308D3)
+    for j in range(kw):
+        h = _mix(h, keys[i, j])
+    return h
+
+
 @njit(nogil=True, cache=True)
 def hash_rows(keys, kw, heap, out):
     """out[i] = hash of row i's normalized key (words, then string bytes)."""
     n = keys.shape[0]
     width = keys.shape[1]
     for i in range(n):
-        h = np.uint64(0x243F6A8885A308D3)
-        for j in range(kw):
-            h = _mix(h, keys[i, j])
+        h = _hash_words(keys, i, kw)
         for c in range(kw, width, 2):
             w0 = keys[i, c]
             w1 = keys[i, c + 1]

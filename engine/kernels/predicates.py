@@ -4,7 +4,10 @@ in place and returns how many rows are left, so k comparisons cost k kernel
 calls and no temporaries -- where the expression evaluator makes a result
 array, an AND and an any() per comparison, each releasing and re-taking the
 GIL.  Values are compared as int64 (int32 or int64 columns); every loop is
-branch-free, one per operator, so LLVM vectorizes it."""
+branch-free, one per operator, so LLVM vectorizes it.  The constant and the
+column kernels spell out the same six loops on purpose: one loop reading
+the other side as b[i * stride] (stride 0 for a constant) does not
+vectorize and took 98 us per 113k rows against 17-28 us."""
 
 from __future__ import annotations
 

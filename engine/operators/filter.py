@@ -9,9 +9,11 @@ from engine.pipeline import Operator
 
 
 def select_vector(vec: Vector, mask: np.ndarray) -> Vector:
-    """Rows of vec where the bool mask is True.  Boolean indexing is several
-    times faster than np.compress on 1-D arrays; the (n, 2) string views go
-    through a 16-byte complex view (one element per row)."""
+    """Rows of vec where the bool mask is True, or at the int64 positions
+    ``mask`` (a scan's CodedVector keeps its codes either way).  Boolean
+    indexing is several times faster than np.compress on 1-D arrays; the
+    (n, 2) string views go through a 16-byte complex view (one element per
+    row)."""
     if isinstance(vec, Int64WideVector):
         vec = vec.take(mask)
         if vec.nulls is not None and not vec.nulls.any():
@@ -23,8 +25,10 @@ def select_vector(vec: Vector, mask: np.ndarray) -> Vector:
         out = data.view(np.complex128).reshape(-1)[mask].view(np.uint64).reshape(-1, 2)
     elif data.ndim == 1:
         out = data[mask]
-    else:
+    elif mask.dtype == np.bool_:
         out = np.compress(mask, data, axis=0)
+    else:
+        out = np.take(data, mask, axis=0)
     nulls = None
     if vec.nulls is not None:
         nulls = vec.nulls[mask]

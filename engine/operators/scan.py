@@ -13,7 +13,6 @@ from engine.block import Block, Vector
 from engine.errors import FileFormatError
 from engine.operators.conjunction import Conjunction
 from engine.operators.filter import select_vector
-from engine.operators.rows import take_vector
 from engine.pipeline import Source
 from engine.operators.pruning import ScanPruner
 from planner.expressions import column_indexes, remap_columns
@@ -39,21 +38,6 @@ class CodedVector(Vector):
 # restricted columns keep their surviving rows by index (not by mask) when
 # fewer than 1/_GATHER_FRACTION of the rows survive
 _GATHER_FRACTION = 8
-
-
-def _pick(vec: Vector, rows: np.ndarray) -> Vector:
-    """The rows of vec where the bool mask ``rows`` is True, or at the int64
-    positions ``rows`` (a scan's CodedVector keeps its codes)."""
-    if rows.dtype == np.bool_:
-        return select_vector(vec, rows)
-    codes = getattr(vec, "codes", None)
-    if codes is None:
-        return take_vector(vec, rows)
-    nulls = None if vec.nulls is None else np.take(vec.nulls, rows)
-    if nulls is not None and not nulls.any():
-        nulls = None
-    return CodedVector(vec.type, np.take(vec.data, rows, axis=0), nulls, vec.heap,
-                       np.take(codes, rows), vec.dictionary)
 
 
 def column_vector(pf, rg: int, file_col: int, typ, rows=None, row_start: int = 0,
@@ -231,7 +215,7 @@ class ScanSource(Source):
         # then gathers of only those rows)
         have = dict(zip(self.filter_cols, fvecs))
         picked = rows if rows is None or kept * _GATHER_FRACTION > n else np.flatnonzero(rows)
-        vecs = [(have[i] if rows is None else _pick(have[i], picked)) if i in have
+        vecs = [(have[i] if rows is None else select_vector(have[i], picked)) if i in have
                 else column_vector(pf, rg, cols[i], t, rows, **rng)
                 for i, t in enumerate(self.types)]
         full = Block(vecs, kept)

@@ -290,3 +290,24 @@ def test_quantity_bands_and_coded_strings_match_duckdb(filter_file, threads):
            "AND 31.25 OR p = 50.5) AND s IN ('MAIL', 'AIR') AND s NOT LIKE '%IL' "
            "AND (i > 40 OR i < -40 OR i = 0) GROUP BY s ORDER BY s")
     _assert_matches_duckdb(filter_file, sql, threads)
+
+
+def test_select_vector_by_positions_equals_by_mask():
+    """select_vector takes int64 positions as well as a bool mask (the scan
+    keeps few survivors by index): same rows, codes kept, NULLs dropped
+    when none is left."""
+    from engine.operators.filter import select_vector
+    mask = np.array([True, False, True, True, False, False, True, False])
+    rows = np.flatnonzero(mask)
+    ints = _vector(T.BIGINT, [5, 6, 7, 8, 9, 10, 11, 12], [0, 1, 0, 0, 1, 0, 0, 0])
+    entries = ["a", "a string longer than twelve bytes", "c"]
+    coded = _coded(["a", "c", "c", "a string longer than twelve bytes", "a", "c", "a", "c"],
+                   entries)
+    for vec in (ints, coded):
+        by_mask, by_rows = select_vector(vec, mask), select_vector(vec, rows)
+        assert np.array_equal(by_mask.data, by_rows.data)
+        assert (by_mask.nulls is None) == (by_rows.nulls is None)
+        assert np.array_equal(getattr(by_mask, "codes", np.zeros(0)),
+                              getattr(by_rows, "codes", np.zeros(0)))
+    assert select_vector(ints, rows).nulls is None
+    assert type(select_vector(coded, rows)).__name__ == "CodedVector"
