@@ -26,7 +26,8 @@ class ChunkValues:
     """Decoded column chunk in physical form.  ``codes``/``dictionary``: the
     dictionary index of every row and the dictionary (string views over
     ``heap``), when asked for and the chunk is all dictionary pages without
-    NULLs; else None."""
+    NULLs; else None.  With codes, ``values`` is None: the views are
+    gathered from them only when read (scan.reader.ColumnData)."""
     __slots__ = ("values", "nulls", "heap", "codes", "dictionary")
 
     def __init__(self, values, nulls, heap, codes=None, dictionary=None):
@@ -200,9 +201,11 @@ def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
         values, heap = _direct_values(direct[:n_keep], dictionary), dict_heap  # in place
     elif dense and all(h is _INDICES for _, h in dense):
         idx = dense[0][0] if len(dense) == 1 else np.concatenate([v for v, _ in dense])
-        values, heap = gather(dictionary, idx), dict_heap
-        if want_codes and is_view and not any_nulls:
-            codes = idx
+        heap = dict_heap
+        if want_codes and is_view and not any_nulls and _in_bounds(idx, len(dictionary)):
+            values, codes = None, idx       # views gathered when first read (ColumnData)
+        else:
+            values = gather(dictionary, idx)        # (names an index out of range)
     else:
         dense = [(gather(dictionary, v), dict_heap) if h is _INDICES else (v, h) for v, h in dense]
         values, heap = _concat(dense, ptype, is_view, fixed_decimal)
@@ -213,10 +216,15 @@ def decode_chunk(buf: np.ndarray, col, chunk, num_rows: int,
         from scan.levels import scatter_dense
         values = scatter_dense(values, nulls)
     if rows is not None and not page_select:
-        values = select_rows(values, rows)
+        values = None if values is None else select_rows(values, rows)
         nulls = None if nulls is None else nulls[rows]
         codes = None if codes is None else codes[rows]
     return ChunkValues(values, nulls, heap, codes, None if codes is None else dictionary)
+
+
+def _in_bounds(idx: np.ndarray, size: int) -> bool:
+    """Every dictionary index in [0, size)."""
+    return not len(idx) or (int(idx.min()) >= 0 and int(idx.max()) < size)
 
 
 def select_rows(values: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -10,6 +10,7 @@ import numpy as np
 
 from scan.codecs import check_codec
 from scan.column import decode_chunk
+from scan.encodings.dictionary import gather
 from scan.required_chunk import decode_required_chunk
 from scan.errors import FileFormatError, PqdbError, UnsupportedFeatureError
 from scan.io.buffer_manager import default_buffer_manager
@@ -24,13 +25,23 @@ class ColumnData:
 
     ``values``: numpy array (see planner/types.py); ``nulls``: None or uint8
     (1 = null); ``heap``: uint8 array long string views point into (strings
-    and blobs only)."""
-    __slots__ = ("values", "nulls", "heap", "num_rows", "column", "codes", "dictionary")
+    and blobs only).  When dictionary ``codes`` were asked for and came, the
+    string views are gathered from the dictionary only when ``values`` is
+    first read: a filter on the codes (or a group-by) never needs them."""
+    __slots__ = ("_values", "nulls", "heap", "num_rows", "column", "codes", "dictionary")
 
     def __init__(self, values, nulls, heap, num_rows, column, codes=None, dictionary=None):
-        self.values, self.nulls, self.heap = values, nulls, heap
+        if values is None and (codes is None or dictionary is None):
+            raise ValueError("ColumnData without values needs codes and a dictionary")
+        self._values, self.nulls, self.heap = values, nulls, heap
         self.num_rows, self.column = num_rows, column
         self.codes, self.dictionary = codes, dictionary   # see read_column(codes=True)
+
+    @property
+    def values(self) -> np.ndarray:
+        if self._values is None:
+            self._values = gather(self.dictionary, self.codes)
+        return self._values
 
     def to_pylist(self) -> list:
         """Python values (bytes for strings/blobs, None for nulls); for tests."""
@@ -156,8 +167,13 @@ class ParquetFile:
             if raw is None:
                 raw = decode_chunk(buf, col, chunk, rg.num_rows, self.verify_checksums, rows,
                                    want)
-            values, heap = to_storage(raw.values, raw.heap, col)
-        return ColumnData(values, raw.nulls, heap, rg.num_rows if rows is None else len(values),
+            if raw.values is None:          # codes only: views gathered on first use
+                values, heap = None, raw.heap
+                n = len(raw.codes)
+            else:
+                values, heap = to_storage(raw.values, raw.heap, col)
+                n = len(values)
+        return ColumnData(values, raw.nulls, heap, rg.num_rows if rows is None else n,
                           col, raw.codes, raw.dictionary)
 
     def _read_range(self, buf, row_group, column, row_start, row_count, rows, codes, ctx):
@@ -184,7 +200,8 @@ class ParquetFile:
             values, nulls, heap, cds, dictionary = read_range(
                 state, row_start, row_count, to_storage, codes and col.type_name == "string",
                 rows)
-        return ColumnData(values, nulls, heap, len(values), col, cds, dictionary)
+        n = len(values) if values is not None else len(cds)
+        return ColumnData(values, nulls, heap, n, col, cds, dictionary)
 
     def read_column_by_name(self, row_group: int, name: str) -> ColumnData:
         return self.read_column(row_group, self.column_index(name))

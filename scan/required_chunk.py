@@ -160,8 +160,8 @@ def _decode(buf, col, chunk, num_rows, verify, rows, want_codes, ptype, is_strin
         return None
     if not is_string:
         return ChunkValues(out.view(_FIXED[ptype][1]), None, None)
-    if want_codes:
-        return ChunkValues(_views_of(form[0], out), None, heap, out, dictionary)
+    if want_codes:          # the views are gathered by ColumnData when first read
+        return ChunkValues(None, None, heap, out, dictionary)
     return ChunkValues(out.view(np.uint64).reshape(-1, 2), None, heap)
 
 
@@ -228,20 +228,6 @@ def _decompress_into(codec: str, body, usize: int, out) -> None:
         out[:] = body
     else:
         decompress(codec, body, usize, out)
-
-
-def _views_of(flat, codes):
-    """String views of dictionary codes (checked by the decoding kernel):
-    (n, 2) uint64 gathered from the dictionary's complex128 form."""
-    out = np.empty(len(codes), np.complex128)
-    _gather_flat(flat, codes, out)
-    return out.view(np.uint64).reshape(-1, 2)
-
-
-@njit(nogil=True, cache=True)
-def _gather_flat(flat, codes, out):
-    for i in range(codes.shape[0]):
-        out[i] = flat[codes[i]]
 
 
 def _page_bytes(buf, table: PageTable, p0: int, p1: int, codec: str):
@@ -397,6 +383,6 @@ def decode_whole_pages(state, table: PageTable, p0: int, p1: int, sel, to_storag
     if not is_string:
         values, _ = to_storage(out.view(_FIXED[col.physical_type][1]), None, col)
         return values, None, None, None
-    if codes:
-        return _views_of(state.fused(False)[1][0], out), None, heap, out
+    if codes:                       # views gathered when first read (ColumnData)
+        return None, None, heap, out
     return out.view(np.uint64).reshape(-1, 2), None, heap, None

@@ -436,16 +436,18 @@ def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes
         i += 1
     if not parts:
         return _empty_part(state, to_storage)
+    if all_codes and not any_nulls:     # views gathered from the codes when first read
+        codes = parts[0][3] if len(parts) == 1 else np.concatenate([p[3] for p in parts])
+        return None, None, parts[0][2], codes, state.dictionary[2]
+    # a part of codes alone (values None) gets its views now
+    parts = [p if p[0] is not None else (gather(state.dictionary[2], p[3]),) + p[1:]
+             for p in parts]
     values, heap = _concat_storage([(p[0], p[2]) for p in parts])
     nulls = None
     if any_nulls:
         nulls = np.concatenate([p[1] if p[1] is not None else np.zeros(len(p[0]), np.uint8)
                                 for p in parts])
-    codes = dictionary = None
-    if all_codes and not any_nulls:
-        codes = parts[0][3] if len(parts) == 1 else np.concatenate([p[3] for p in parts])
-        dictionary = state.dictionary[2]
-    return values, nulls, heap, codes, dictionary
+    return values, nulls, heap, None, None
 
 
 def _empty_part(state, to_storage):
@@ -525,8 +527,11 @@ def _page_range(state, i, page, a, b, to_storage, want_codes, sel=None):
             idx = None
             values, heap = fused[skip:], dheap
         if idx is not None:
-            values, heap = gather(dvals, idx), dheap
             codes = idx
+            heap = dheap
+            # codes the fused kernel checked: views gathered when first read
+            # (read_range, ColumnData); the checked path gathers (bounds check)
+            values = None if fused is not None and nulls is None else gather(dvals, idx)
     elif enc == "PLAIN" and ptype == "BYTE_ARRAY":
         skip = 0
         start_pos = pos
@@ -564,9 +569,9 @@ def _page_range(state, i, page, a, b, to_storage, want_codes, sel=None):
         nulls = nulls[a:b]
         codes = None
     if sel is not None:
-        values = select_rows(values, sel)
+        values = None if values is None else select_rows(values, sel)
         nulls = None if nulls is None else nulls[sel]
         codes = None if codes is None else codes[sel]
-    if values.ndim == 2 and heap is None:
+    if values is not None and values.ndim == 2 and heap is None:
         heap = np.zeros(0, np.uint8)
     return values, nulls, heap, codes

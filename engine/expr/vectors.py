@@ -103,7 +103,7 @@ def coded_dictionary(vec) -> np.ndarray | None:
     when it is small against the rows: a predicate on a constant is then
     evaluated once per dictionary entry and gathered by code.  Else None."""
     codes = getattr(vec, "codes", None)
-    if codes is None or vec.nulls is not None or len(codes) != len(vec.data):
+    if codes is None or vec.nulls is not None:
         return None
     dictionary = vec.dictionary
     return dictionary if 4 * len(dictionary) < len(codes) else None

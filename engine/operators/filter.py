@@ -19,6 +19,11 @@ def select_vector(vec: Vector, mask: np.ndarray) -> Vector:
         if vec.nulls is not None and not vec.nulls.any():
             vec.nulls = None
         return vec
+    if getattr(vec, "codes", None) is not None:     # a scan's CodedVector: codes only
+        vec = vec.take(mask)
+        if vec.nulls is not None and not vec.nulls.any():
+            vec.nulls = None
+        return vec
     data = vec.data
     if data.ndim == 2 and data.dtype == np.uint64 and data.shape[1] == 2 \
             and data.flags.c_contiguous:
@@ -34,9 +39,6 @@ def select_vector(vec: Vector, mask: np.ndarray) -> Vector:
         nulls = vec.nulls[mask]
         if not nulls.any():
             nulls = None
-    codes = getattr(vec, "codes", None)
-    if codes is not None:           # a scan's CodedVector keeps its codes
-        return type(vec)(vec.type, out, nulls, vec.heap, codes[mask], vec.dictionary)
     return Vector(vec.type, out, nulls, vec.heap, children=vec.children)
 
 

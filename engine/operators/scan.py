@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from engine.block import Block, Vector
@@ -17,22 +15,45 @@ from engine.pipeline import Source
 from engine.operators.pruning import ScanPruner
 from planner.expressions import column_indexes, remap_columns
 from planner.logical import Scan
+from scan.encodings.dictionary import gather
 
 
-@dataclass
 class CodedVector(Vector):
-    """A string Vector that also carries the dictionary codes it was decoded
+    """A string Vector of a scan held as the dictionary codes it was decoded
     from (int32 per row) and the dictionary's views (over ``heap``), so
-    operators can work on codes (group-by).  ``data`` holds the decoded
-    views as usual; anything that builds a new plain Vector simply drops the
-    codes."""
-    codes: np.ndarray | None = None
-    dictionary: np.ndarray | None = None
+    operators can work on codes (filters, group-by).  ``data``, the rows'
+    own views, is gathered from them on first use only: a column that is
+    only filtered on or grouped by never builds it.  Anything that builds a
+    new plain Vector from ``data`` simply drops the codes.  (Scans make them
+    for NULL-free chunks only; the code of a NULL row would be a gap.)"""
+
+    def __init__(self, type, codes: np.ndarray, dictionary: np.ndarray, heap: np.ndarray,
+                 nulls: np.ndarray | None = None, data: np.ndarray | None = None):
+        self.type = type
+        self.codes, self.dictionary = codes, dictionary
+        self.heap = heap
+        self.nulls = nulls
+        self.children = None
+        self._data = data
+
+    @property
+    def data(self) -> np.ndarray:
+        if self._data is None:
+            self._data = gather(self.dictionary, self.codes)
+        return self._data
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def take(self, idx: np.ndarray) -> "CodedVector":
+        nulls = None if self.nulls is None else self.nulls[idx]
+        return CodedVector(self.type, self.codes[idx], self.dictionary, self.heap, nulls)
 
     def slice(self, start: int, stop: int) -> "CodedVector":
         nulls = None if self.nulls is None else self.nulls[start:stop]
-        return CodedVector(self.type, self.data[start:stop], nulls, self.heap,
-                           self.codes[start:stop], self.dictionary)
+        data = None if self._data is None else self._data[start:stop]
+        return CodedVector(self.type, self.codes[start:stop], self.dictionary, self.heap, nulls,
+                           data)
 
 
 # restricted columns keep their surviving rows by index (not by mask) when
@@ -61,8 +82,9 @@ def column_vector(pf, rg: int, file_col: int, typ, rows=None, row_start: int = 0
     ranged = {} if row_count is None else {"row_start": row_start, "row_count": row_count}
     if typ.is_string:
         cd = pf.read_column(rg, file_col, rows, codes=True, **ranged)
-        if cd.codes is not None and cd.nulls is None:
-            return CodedVector(typ, cd.values, None, cd.heap, cd.codes, cd.dictionary)
+        if cd.codes is not None and cd.nulls is None:     # views gathered when first read
+            heap = cd.heap if cd.heap is not None else np.zeros(0, np.uint8)
+            return CodedVector(typ, cd.codes, cd.dictionary, heap)
     else:
         cd = pf.read_column(rg, file_col, rows, **ranged)
     nulls = cd.nulls

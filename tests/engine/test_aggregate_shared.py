@@ -5,6 +5,7 @@ DuckDB, for several thread counts and block sizes."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import engine
@@ -65,6 +66,7 @@ def test_group_by_dictionary_codes(tables, sql):
 
 def test_scan_yields_coded_vectors(tables):
     from engine.operators.aggregate import _coded_group_ids
+    from engine.block import Vector
     from engine.operators.scan import CodedVector, column_vector
     from engine.kernels.hashtable import GroupTable
     from planner import types as T
@@ -74,6 +76,11 @@ def test_scan_yields_coded_vectors(tables):
     col = pf.column_index("name")
     vec = column_vector(pf, 0, col, T.VARCHAR)
     assert isinstance(vec, CodedVector)
+    # the rows' views are gathered only when read; selecting rows keeps codes alone
+    from engine.operators.filter import select_vector
+    picked = select_vector(vec, np.arange(len(vec)) % 3 == 0)
+    assert vec._data is None and isinstance(picked, CodedVector) and picked._data is None
+    assert (picked.data == vec.data[::3]).all()
     assert (vec.dictionary[vec.codes] == vec.data).all()
     part = vec.slice(10, 50)
     assert isinstance(part, CodedVector) and (part.dictionary[part.codes] == part.data).all()
@@ -81,4 +88,4 @@ def test_scan_yields_coded_vectors(tables):
     gid = _coded_group_ids(table, [vec], len(vec))
     w, strs, heap = table.keys()
     assert (strs[gid, 0] == vec.data[:, 0]).all()
-    assert _coded_group_ids(GroupTable(1, 1), [vec, vec.__class__(T.VARCHAR, vec.data)], len(vec)) is None
+    assert _coded_group_ids(GroupTable(1, 1), [vec, Vector(T.VARCHAR, vec.data, None, vec.heap)], len(vec)) is None

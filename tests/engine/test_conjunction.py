@@ -242,7 +242,7 @@ def _coded(words, dictionary_words, nulls=None):
     from engine.operators.scan import CodedVector
     d = strings_to_vector(dictionary_words, T.VARCHAR)
     codes = np.array([dictionary_words.index(w) for w in words], np.int32)
-    return CodedVector(T.VARCHAR, d.data[codes], nulls, d.heap, codes, d.data)
+    return CodedVector(T.VARCHAR, codes, d.data, d.heap, nulls)
 
 
 @settings(max_examples=80, deadline=None)

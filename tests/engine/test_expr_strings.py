@@ -124,7 +124,7 @@ def test_predicates_on_dictionary_codes_match_plain_vectors():
     words = ["MAIL", "SHIP", "AIR", "REG AIR", "a much longer string value", "", "TRUCK"]
     dictionary, heap, _ = views_from_pylist(words)
     codes = np.random.default_rng(3).integers(0, len(words), 5000).astype(np.int32)
-    coded = CodedVector(VARCHAR, dictionary[codes], None, heap, codes, dictionary)
+    coded = CodedVector(VARCHAR, codes, dictionary, heap)
     plain = Vector(VARCHAR, dictionary[codes].copy(), None, heap)
     col = ColumnRef(0, VARCHAR, "s")
 
