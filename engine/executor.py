@@ -17,7 +17,7 @@ from engine.operators.scan import ScanSource
 from engine.operators.sort import SortSink
 from engine.pipeline import BlockSource, Pipeline, Sink
 from engine.operators.rows import take_block
-from engine.scheduler import run_pipeline
+from engine.scheduler import run_pipeline, run_pipelines
 from planner import logical as L
 from planner.binder_nested import Unnest, reject_nested_keys
 from planner.cardinality import estimate
@@ -61,6 +61,7 @@ class _Executor:
         self._fingerprints: dict = {}     # planner.fingerprint memo
         self._repeats: dict = {}          # fingerprint -> uses left, of repeated subplans
         self._computed: dict = {}         # fingerprint -> Block, until its last use
+        self._prebuilt: dict = {}         # id(Join) -> its JoinTable, built with its chain's
 
     def find_repeated_subplans(self, plan: L.Node) -> None:
         """Breakers whose subtree the plan holds more than once (a CTE
@@ -184,6 +185,48 @@ class _Executor:
         sink = HashBuildSink(self._types(node.right), node.right_keys, self.memory)
         return self.run(node.right, sink)
 
+    def _probe_table(self, node: L.Join):
+        """The JoinTable ``node`` probes.  The first join of a probe chain
+        (joins stacked on one left input, through filters and projections)
+        builds the tables of the whole chain at once (run_pipelines): the
+        build sides are independent, and building them together keeps the
+        threads busy when some are small."""
+        table = self._prebuilt.pop(id(node), None)
+        if table is not None:
+            return table
+        chain = []
+        cur = node
+        while True:
+            if isinstance(cur, L.Join) and self._probes(cur):
+                chain.append(cur)
+                cur = cur.left
+            elif isinstance(cur, (L.Project, Unnest)) or \
+                    (isinstance(cur, L.Filter) and not isinstance(cur.child, L.Aggregate)):
+                cur = cur.child
+            else:
+                break
+        if len(chain) == 1 or self.threads == 1:
+            return self._build(node)
+        pipelines = []
+        for join in chain:
+            pipeline = self.pipeline(join.right)
+            pipeline.sink = HashBuildSink(self._types(join.right), join.right_keys, self.memory)
+            if isinstance(pipeline.source, ScanSource) and not self.ctx.config.preserve_order:
+                pipeline.sink.keep_order = False
+            pipelines.append(pipeline)
+        tables = run_pipelines(pipelines, self.threads)
+        for join, table in zip(chain[1:], tables[1:]):
+            self._prebuilt[id(join)] = table
+        return tables[0]
+
+    @staticmethod
+    def _probes(node: L.Join) -> bool:
+        """The join streams its left input through a probe of a table built
+        on its right input (_streaming's inner/left/semi/anti/mark path)."""
+        if node.kind in ("right", "full") or node.kind not in SUPPORTED_KINDS:
+            return False
+        return not (node.kind in ("semi", "anti") and estimate(node.right) > estimate(node.left))
+
     def pipeline(self, node: L.Node) -> Pipeline:
         source, ops = self._streaming(node)
         return Pipeline(source, ops)
@@ -216,7 +259,7 @@ class _Executor:
         if isinstance(node, L.Join) and node.kind not in ("right", "full"):
             if node.kind not in SUPPORTED_KINDS:
                 raise UnsupportedFeatureError(f"join kind {node.kind!r} is not supported")
-            table = self._build(node)
+            table = self._probe_table(node)
             source, ops = self._streaming(node.left)
             return source, ops + [ProbeOperator(node.kind, table, node.left_keys,
                                                 node.residual, self.block_rows)]

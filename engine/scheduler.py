@@ -165,3 +165,57 @@ def run_pipeline(pipeline: Pipeline, threads: int):
         return local
 
     return sink.merge(_run_on_workers(worker, threads))
+
+
+def run_pipelines(pipelines: list[Pipeline], threads: int) -> list:
+    """Run independent pipelines (the hash builds a probe chain needs) as
+    one job: their morsels share one queue, so a pipeline of one or two
+    morsels (a small dimension table) runs beside the others instead of
+    leaving the other threads idle.  Returns each sink's merged result, in
+    the order of ``pipelines``; the merges run one after another on the
+    calling thread (each may use parallel_map)."""
+    threads = max(1, int(threads))
+    if len(pipelines) == 1 or threads == 1:
+        return [run_pipeline(p, threads) for p in pipelines]
+    tune_allocator()
+    morsels = []
+    for p in pipelines:
+        p.sink.threads = threads
+        morsels.append(p.source.morsels())
+    # the pipelines with most morsels first: the small ones fill the gaps
+    # at the end (largest-first list scheduling)
+    order = sorted(range(len(pipelines)), key=lambda k: -len(morsels[k]))
+    work = [(k, i) for k in order for i in range(len(morsels[k]))]
+    threads = max(1, min(threads, len(work)))
+    lock = threading.Lock()
+    next_index = [0]
+    failed = threading.Event()
+
+    def worker():
+        locals_: dict = {}
+        while not failed.is_set():
+            with lock:
+                j = next_index[0]
+                while j < len(work) and pipelines[work[j][0]].sink.done():
+                    j += 1
+                if j >= len(work):
+                    break
+                next_index[0] = j + 1
+            k, i = work[j]
+            p = pipelines[k]
+            local = locals_.get(k)
+            if local is None:
+                local = locals_[k] = p.sink.make_local()
+            try:
+                p.run_morsel(morsels[k][i], i, p.sink, local)
+            except BaseException:
+                failed.set()
+                raise
+        return locals_
+
+    per_thread = _run_on_workers(worker, threads)
+    results = []
+    for k, p in enumerate(pipelines):
+        locals_ = [d[k] for d in per_thread if k in d] or [p.sink.make_local()]
+        results.append(p.sink.merge(locals_))
+    return results
