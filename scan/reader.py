@@ -145,22 +145,22 @@ class ParquetFile:
             if not ranged and rows.shape != (rg.num_rows,):
                 raise ValueError(f"rows mask has shape {rows.shape}, row group has "
                                  f"{rg.num_rows} rows")
-        ctx = dict(file=self.path, row_group=row_group, column=col.name)
         if rg.num_rows == 0:
             return ColumnData(*_empty_storage(col), 0, col)
         if chunk.start < 4 or chunk.length <= 0 or chunk.start + chunk.length > self._data_end:
             raise FileFormatError(f"column chunk byte range {chunk.start}+{chunk.length} lies "
-                                  f"outside the data region 4..{self._data_end}", **ctx)
+                                  f"outside the data region 4..{self._data_end}",
+                                  **self._chunk_ctx(row_group, col))
         length = chunk.length
         if self._pads_chunks:       # PARQUET-816: dictionary header not counted
             length = min(length + _MAX_DICT_HEADER, self._data_end - chunk.start)
         buf = self.buffer_manager.get(self.source, chunk.start, length)
         if ranged and col.max_rep_level == 0:
-            return self._read_range(buf, row_group, column, row_start, row_count, rows, codes, ctx)
+            return self._read_range(buf, row_group, column, row_start, row_count, rows, codes)
         if ranged:          # nested leaf: whole chunk, then the range
             whole = self.read_column(row_group, column, codes=codes)
             return _slice_column(whole, row_start, row_start + row_count, rows)
-        with chunk_errors(ctx):
+        try:            # (not chunk_errors: a generator context costs on every chunk)
             want = codes and col.type_name == "string"
             raw = decode_required_chunk(buf, col, chunk, rg.num_rows, self.verify_checksums,
                                         rows, want)
@@ -173,10 +173,19 @@ class ParquetFile:
             else:
                 values, heap = to_storage(raw.values, raw.heap, col)
                 n = len(values)
+        except Exception as e:
+            err = chunk_error(e, self._chunk_ctx(row_group, col))
+            if err is None:
+                raise
+            raise err from None
         return ColumnData(values, raw.nulls, heap, rg.num_rows if rows is None else n,
                           col, raw.codes, raw.dictionary)
 
-    def _read_range(self, buf, row_group, column, row_start, row_count, rows, codes, ctx):
+    def _chunk_ctx(self, row_group: int, col) -> dict:
+        """What an error names of a chunk: file, row group, column."""
+        return dict(file=self.path, row_group=row_group, column=col.name)
+
+    def _read_range(self, buf, row_group, column, row_start, row_count, rows, codes):
         from scan.row_ranges import ChunkState, chunk_state, read_range
         col = self.columns[column]
         rg = self.row_groups[row_group]
@@ -195,7 +204,7 @@ class ParquetFile:
             return ChunkState(buf, col, chunk, rg.num_rows, self.verify_checksums, directory)
 
         key = (self.source.identity(), row_group, column, chunk.start, id(buf))
-        with chunk_errors(ctx):
+        with chunk_errors(self._chunk_ctx(row_group, col)):
             state = chunk_state(key, make)
             values, nulls, heap, cds, dictionary = read_range(
                 state, row_start, row_count, to_storage, codes and col.type_name == "string",
@@ -284,12 +293,23 @@ def chunk_errors(ctx: dict):
     Python errors from malformed bytes become "corrupt column chunk"."""
     try:
         yield
-    except FileFormatError as e:
-        raise FileFormatError(_bare(e), page=e.page, **ctx) from None
-    except PqdbError:
-        raise
-    except (ValueError, IndexError, OverflowError, TypeError, MemoryError) as e:
-        raise FileFormatError(f"corrupt column chunk ({type(e).__name__}: {e})", **ctx) from None
+    except Exception as e:
+        err = chunk_error(e, ctx)
+        if err is None:
+            raise
+        raise err from None
+
+
+def chunk_error(e: Exception, ctx: dict) -> Exception | None:
+    """The error to raise for ``e``, raised while decoding a chunk (see
+    chunk_errors); None when ``e`` goes on unchanged."""
+    if isinstance(e, FileFormatError):
+        return FileFormatError(_bare(e), page=e.page, **ctx)
+    if isinstance(e, PqdbError):
+        return None
+    if isinstance(e, (ValueError, IndexError, OverflowError, TypeError, MemoryError)):
+        return FileFormatError(f"corrupt column chunk ({type(e).__name__}: {e})", **ctx)
+    return None
 
 
 def _bare(e: FileFormatError) -> str:
