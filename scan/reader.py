@@ -78,6 +78,7 @@ class ParquetFile:
         # engine's pruning ranges); cleared with the file
         self.memo: dict = {}
         self._pads_chunks = _old_parquet_mr(self.metadata.created_by)
+        self._checked: dict = {}          # (row group, column) -> _check_chunk's result
 
     def _read_footer(self) -> FileMetadata:
         size = self.source.size()
@@ -118,21 +119,10 @@ class ParquetFile:
         ``row_start``/``row_count``: only rows [row_start, row_start+row_count)
         of the row group (``rows`` is then a mask over those rows); only the
         pages covering the range are decoded (scan/row_ranges.py)."""
-        if not 0 <= row_group < len(self.row_groups):
-            raise ValueError(f"row group {row_group} out of range (file has {len(self.row_groups)})")
-        if not 0 <= column < len(self.columns):
-            raise ValueError(f"column {column} out of range (file has {len(self.columns)})")
-        col = self.columns[column]
-        rg = self.row_groups[row_group]
-        chunk = rg.columns[column]
-        reason = col.unsupported_reason
-        if reason is not None:
-            raise UnsupportedFeatureError(reason)
-        if chunk.encrypted:
-            raise UnsupportedFeatureError(f"encrypted column {col.name!r} (modular encryption)")
-        if chunk.file_path:
-            raise UnsupportedFeatureError(f"column chunk in external file {chunk.file_path!r}")
-        check_codec(chunk.codec)
+        checked = self._checked.get((row_group, column))
+        if checked is None:
+            checked = self._check_chunk(row_group, column)
+        col, rg, chunk, length = checked
         ranged = row_count is not None and (row_start > 0 or row_count < rg.num_rows)
         if ranged and not (0 <= row_start and 0 <= row_count
                            and row_start + row_count <= rg.num_rows):
@@ -147,13 +137,6 @@ class ParquetFile:
                                  f"{rg.num_rows} rows")
         if rg.num_rows == 0:
             return ColumnData(*_empty_storage(col), 0, col)
-        if chunk.start < 4 or chunk.length <= 0 or chunk.start + chunk.length > self._data_end:
-            raise FileFormatError(f"column chunk byte range {chunk.start}+{chunk.length} lies "
-                                  f"outside the data region 4..{self._data_end}",
-                                  **self._chunk_ctx(row_group, col))
-        length = chunk.length
-        if self._pads_chunks:       # PARQUET-816: dictionary header not counted
-            length = min(length + _MAX_DICT_HEADER, self._data_end - chunk.start)
         buf = self.buffer_manager.get(self.source, chunk.start, length)
         if ranged and col.max_rep_level == 0:
             return self._read_range(buf, row_group, column, row_start, row_count, rows, codes)
@@ -180,6 +163,36 @@ class ParquetFile:
             raise err from None
         return ColumnData(values, raw.nulls, heap, rg.num_rows if rows is None else n,
                           col, raw.codes, raw.dictionary)
+
+    def _check_chunk(self, row_group: int, column: int) -> tuple:
+        """(column, row group, chunk, byte length to read) of a chunk that
+        can be read, checked once per file (the footer does not change);
+        else the error that says why not."""
+        if not 0 <= row_group < len(self.row_groups):
+            raise ValueError(f"row group {row_group} out of range (file has {len(self.row_groups)})")
+        if not 0 <= column < len(self.columns):
+            raise ValueError(f"column {column} out of range (file has {len(self.columns)})")
+        col = self.columns[column]
+        rg = self.row_groups[row_group]
+        chunk = rg.columns[column]
+        reason = col.unsupported_reason
+        if reason is not None:
+            raise UnsupportedFeatureError(reason)
+        if chunk.encrypted:
+            raise UnsupportedFeatureError(f"encrypted column {col.name!r} (modular encryption)")
+        if chunk.file_path:
+            raise UnsupportedFeatureError(f"column chunk in external file {chunk.file_path!r}")
+        check_codec(chunk.codec)
+        length = chunk.length
+        if rg.num_rows and (chunk.start < 4 or chunk.length <= 0
+                            or chunk.start + chunk.length > self._data_end):
+            raise FileFormatError(f"column chunk byte range {chunk.start}+{chunk.length} lies "
+                                  f"outside the data region 4..{self._data_end}",
+                                  **self._chunk_ctx(row_group, col))
+        if self._pads_chunks:       # PARQUET-816: dictionary header not counted
+            length = min(length + _MAX_DICT_HEADER, self._data_end - chunk.start)
+        checked = self._checked[(row_group, column)] = (col, rg, chunk, length)
+        return checked
 
     def _chunk_ctx(self, row_group: int, col) -> dict:
         """What an error names of a chunk: file, row group, column."""

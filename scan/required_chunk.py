@@ -128,38 +128,80 @@ def decode_required_chunk(buf: np.ndarray, col, chunk, num_rows: int, verify: bo
         return None                   # the general path names the defect
 
 
-def _decode(buf, col, chunk, num_rows, verify, rows, want_codes, ptype, is_string, codec):
-    table = page_table(buf, chunk.num_values, verify)
-    if table is None or table.num_values != num_rows:
-        return None
-    if is_string and not table.all_dictionary:
-        return None
-    dictionary = heap = form = None
-    if table.dictionary is not None and not is_string:
-        form = (_fixed_dictionary(buf, table, ptype, codec),)
-    elif table.dictionary is not None:
-        header, body_pos, csize, usize, ordinal, fields = table.dictionary
-        page = _make_page(header, DICTIONARY_PAGE, buf[body_pos:body_pos + csize], usize, codec,
-                          ordinal, buf, body_pos, None, fields)
-        dictionary, heap = decode_dictionary_page(page, None, ptype, col.type_length, is_string)
-        if is_string:
-            from scan.views import compact_heap
-            dictionary, heap = compact_heap(dictionary, heap)
-        form = fused_form(dictionary)
-        if form is None:
+class _FixedPlan:
+    """What decoding a fixed-width chunk takes besides its bytes, worked out
+    once per cached chunk buffer (kept beside its page table in the chunk
+    memo): a chunk read is then a memo lookup, the dictionary page's
+    decompression and one kernel call, with no per-read checks in Python."""
+    __slots__ = ("table", "kdtype", "width", "result", "dict_n", "dict_body")
+
+    def __init__(self, table: PageTable, ptype: str):
+        self.table = table
+        self.kdtype, self.result = _FIXED[ptype]
+        self.width = np.dtype(self.kdtype).itemsize
+        self.dict_n, self.dict_body = 0, None
+        if table.dictionary is not None:
+            header, body_pos, csize, usize, ordinal, fields = table.dictionary
+            if fields[2] not in ("PLAIN", "PLAIN_DICTIONARY") or \
+                    fields[1] * self.width != usize:
+                raise FileFormatError("dictionary page size does not match its values")
+            self.dict_n, self.dict_body = fields[1], (body_pos, csize, usize)
+        elif np.any(table.encs == _DICT):
+            raise FileFormatError("dictionary-encoded pages without a dictionary page")
+
+
+def _fixed_plan(buf, num_values: int, verify: bool, ptype: str) -> _FixedPlan | None:
+    memo = _chunk_memo(buf)
+    key = ("fixed-plan", verify, ptype)
+    plan = memo.get(key) if memo is not None else None
+    if plan is None:
+        table = page_table(buf, num_values, verify)
+        if table is None:
             return None
-    elif np.any(table.encs == _DICT):
-        return None                  # dictionary-encoded pages without a dictionary
-    kdtype, width = _kernel_dtype(ptype, is_string, want_codes)
-    if is_string and want_codes:
-        flat = np.arange(len(dictionary), dtype=np.int32)
+        plan = _FixedPlan(table, ptype)
+        if memo is not None:
+            memo[key] = plan
+    return plan
+
+
+def _decode_fixed(buf, chunk, num_rows, verify, rows, ptype, codec):
+    """A fixed-width chunk (see _FixedPlan), or None for the general path."""
+    plan = _fixed_plan(buf, chunk.num_values, verify, ptype)
+    if plan is None or plan.table.num_values != num_rows:
+        return None
+    if plan.dict_body is not None:
+        body_pos, csize, usize = plan.dict_body
+        flat = np.empty(plan.dict_n, plan.kdtype)
+        _decompress_into(codec, buf[body_pos:body_pos + csize], usize, flat.view(np.uint8))
     else:
-        flat = form[0] if form is not None else np.empty(0, kdtype)
+        flat = np.empty(0, plan.kdtype)
+    table = plan.table
+    out = _decode_range(buf, table, 0, len(table.starts), codec, flat, plan.kdtype, plan.width,
+                        rows)
+    return None if out is None else ChunkValues(out.view(plan.result), None, None)
+
+
+def _decode(buf, col, chunk, num_rows, verify, rows, want_codes, ptype, is_string, codec):
+    if not is_string:
+        return _decode_fixed(buf, chunk, num_rows, verify, rows, ptype, codec)
+    table = page_table(buf, chunk.num_values, verify)
+    if table is None or table.num_values != num_rows or not table.all_dictionary \
+            or table.dictionary is None:
+        return None
+    header, body_pos, csize, usize, ordinal, fields = table.dictionary
+    page = _make_page(header, DICTIONARY_PAGE, buf[body_pos:body_pos + csize], usize, codec,
+                      ordinal, buf, body_pos, None, fields)
+    dictionary, heap = decode_dictionary_page(page, None, ptype, col.type_length, True)
+    from scan.views import compact_heap
+    dictionary, heap = compact_heap(dictionary, heap)
+    form = fused_form(dictionary)
+    if form is None:
+        return None
+    kdtype, width = _kernel_dtype(ptype, True, want_codes)
+    flat = np.arange(len(dictionary), dtype=np.int32) if want_codes else form[0]
     out = _decode_range(buf, table, 0, len(table.starts), codec, flat, kdtype, width, rows)
     if out is None:
         return None
-    if not is_string:
-        return ChunkValues(out.view(_FIXED[ptype][1]), None, None)
     if want_codes:          # the views are gathered by ColumnData when first read
         return ChunkValues(None, None, heap, out, dictionary)
     return ChunkValues(out.view(np.uint64).reshape(-1, 2), None, heap)
@@ -205,19 +247,6 @@ def _decode_range(buf, table: PageTable, p0: int, p1: int, codec: str, flat, kdt
         kept = _decode_pages(src, starts, usizes, nvals, encs, flat, out, out.view(np.uint8),
                              sel_u8, select, width)
     return out[:kept] if kept == n_keep else None
-
-
-def _fixed_dictionary(buf, table: PageTable, ptype: str, codec: str) -> np.ndarray:
-    """The PLAIN dictionary page of a fixed-width chunk, decompressed
-    straight into its kernel-form array (no separate page buffer, no copy)."""
-    header, body_pos, csize, usize, ordinal, fields = table.dictionary
-    kdtype = _FIXED[ptype][0]
-    n = fields[1]
-    if fields[2] not in ("PLAIN", "PLAIN_DICTIONARY") or n * np.dtype(kdtype).itemsize != usize:
-        raise FileFormatError("dictionary page size does not match its values")
-    values = np.empty(n, kdtype)
-    _decompress_into(codec, buf[body_pos:body_pos + csize], usize, values.view(np.uint8))
-    return values
 
 
 def _decompress_into(codec: str, body, usize: int, out) -> None:
