@@ -188,23 +188,54 @@ def _decode(buf, col, chunk, num_rows, verify, rows, want_codes, ptype, is_strin
     if table is None or table.num_values != num_rows or not table.all_dictionary \
             or table.dictionary is None:
         return None
-    header, body_pos, csize, usize, ordinal, fields = table.dictionary
-    page = _make_page(header, DICTIONARY_PAGE, buf[body_pos:body_pos + csize], usize, codec,
-                      ordinal, buf, body_pos, None, fields)
-    dictionary, heap = decode_dictionary_page(page, None, ptype, col.type_length, True)
-    from scan.views import compact_heap
-    dictionary, heap = compact_heap(dictionary, heap)
-    form = fused_form(dictionary)
-    if form is None:
+    strings = _string_dictionary(buf, table, col, codec)
+    if strings is None:
         return None
+    dictionary, heap, form, identity = strings
     kdtype, width = _kernel_dtype(ptype, True, want_codes)
-    flat = np.arange(len(dictionary), dtype=np.int32) if want_codes else form[0]
+    flat = identity if want_codes else form[0]
     out = _decode_range(buf, table, 0, len(table.starts), codec, flat, kdtype, width, rows)
     if out is None:
         return None
     if want_codes:          # the views are gathered by ColumnData when first read
         return ChunkValues(None, None, heap, out, dictionary)
     return ChunkValues(out.view(np.uint64).reshape(-1, 2), None, heap)
+
+
+# a string dictionary page whose compacted heap is at most this many bytes
+# is decoded once per cached chunk buffer (kept in the chunk memo) instead
+# of on every read of the chunk; bigger ones (comments, names) are not kept
+KEPT_STRING_DICTIONARY_BYTES = 64 << 10
+
+
+def _string_dictionary(buf, table: PageTable, col, codec: str):
+    """(views, heap, fused form, identity codes) of a string chunk's
+    dictionary page, or None when the fused kernel cannot take it.  Small
+    dictionaries are remembered with the chunk: they are shared read-only
+    by every read of it."""
+    memo = _chunk_memo(buf)
+    key = ("string-dictionary", codec)
+    if memo is not None:
+        kept = memo.get(key)
+        if kept is not None:
+            return kept
+    header, body_pos, csize, usize, ordinal, fields = table.dictionary
+    page = _make_page(header, DICTIONARY_PAGE, buf[body_pos:body_pos + csize], usize, codec,
+                      ordinal, buf, body_pos, None, fields)
+    dictionary, heap = decode_dictionary_page(page, None, col.physical_type, col.type_length,
+                                              True)
+    from scan.views import compact_heap
+    dictionary, heap = compact_heap(dictionary, heap)
+    form = fused_form(dictionary)
+    if form is None:
+        return None
+    strings = (dictionary, heap, form, np.arange(len(dictionary), dtype=np.int32))
+    if memo is not None and heap.nbytes + dictionary.nbytes <= KEPT_STRING_DICTIONARY_BYTES:
+        if np.may_share_memory(heap, buf):      # (an uncompressed page's bytes: the memo
+            heap = heap.copy()                  # must not keep its own chunk alive)
+            strings = (dictionary, heap, form, strings[3])
+        memo[key] = strings
+    return strings
 
 
 def _kernel_dtype(ptype: str, is_string: bool, codes: bool):

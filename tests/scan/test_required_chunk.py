@@ -263,3 +263,31 @@ def test_row_ranges_whole_pages(tmp_path, monkeypatch, page_index, codec):
         assert calls and not any(calls)
     else:
         assert calls and all(calls)
+
+
+@pytest.mark.parametrize("codec", ["snappy", "none"])
+def test_remembered_string_dictionary_lets_its_chunk_go(tmp_path, codec):
+    """A small string dictionary is decoded once per cached chunk buffer and
+    kept in that buffer's memo; a second read gets the same arrays, and the
+    memo entry does not keep the buffer alive (an uncompressed page's heap
+    would point into it)."""
+    import gc
+    import weakref
+    from scan.io.source import as_source
+    path = str(tmp_path / "t.parquet")
+    pq.write_table(_required_table(5000, 40), path, compression=codec, row_group_size=5000)
+    pf = open_parquet(path)
+    c = pf.column_index("s")
+    ch = pf.row_groups[0].columns[c]
+    buf = np.empty(ch.length, np.uint8)            # a chunk buffer of its own
+    as_source(path).read_into(ch.start, buf)
+    first = decode_required_chunk(buf, pf.columns[c], ch, 5000, True, None, True)
+    again = decode_required_chunk(buf, pf.columns[c], ch, 5000, True, None, True)
+    assert first is not None and again.dictionary is first.dictionary
+    assert again.heap is first.heap
+    want = pq.read_table(path).column("s").to_pylist()
+    assert [v.decode() for v in _as_list(again)] == want
+    ref = weakref.ref(buf)
+    del buf, first, again
+    gc.collect()
+    assert ref() is None
