@@ -1,23 +1,29 @@
-"""Fast row selection for blocks (np.compress / np.take along axis 0 are
-several times faster than fancy indexing on the (n, 2) string views)."""
+"""Fast row selection for blocks: bool masks through the branchless
+engine.kernels.selection.compress_rows, positions through np.take along
+axis 0 (several times faster than fancy indexing on the (n, 2) string
+views)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from engine.block import Block, Int64WideVector, Vector
+from engine.kernels.selection import compress_rows
 
 
-def take_vector(vec: Vector, idx: np.ndarray) -> Vector:
-    """Rows idx (int array) or where idx is True (bool array)."""
-    if isinstance(vec, Int64WideVector):
+def take_vector(vec: Vector, idx: np.ndarray, kept: int | None = None) -> Vector:
+    """Rows idx (int array) or where idx is True (bool array; ``kept``: its
+    count, when known).  A scan's CodedVector takes its codes only."""
+    if isinstance(vec, Int64WideVector) or getattr(vec, "codes", None) is not None:
         vec = vec.take(idx)
         if vec.nulls is not None and not vec.nulls.any():
             vec.nulls = None
         return vec
     if idx.dtype == np.bool_:
-        data = np.compress(idx, vec.data, axis=0)
-        nulls = None if vec.nulls is None else np.compress(idx, vec.nulls)
+        if kept is None:
+            kept = int(np.count_nonzero(idx))
+        data = compress_rows(vec.data, idx, kept)
+        nulls = None if vec.nulls is None else compress_rows(vec.nulls, idx, kept)
     else:
         data = np.take(vec.data, idx, axis=0)
         nulls = None if vec.nulls is None else np.take(vec.nulls, idx)
@@ -28,4 +34,4 @@ def take_vector(vec: Vector, idx: np.ndarray) -> Vector:
 
 def take_block(block: Block, idx: np.ndarray) -> Block:
     n = int(np.count_nonzero(idx)) if idx.dtype == np.bool_ else len(idx)
-    return Block([take_vector(c, idx) for c in block.columns], n)
+    return Block([take_vector(c, idx, n) for c in block.columns], n)

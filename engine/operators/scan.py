@@ -237,7 +237,7 @@ class ScanSource(Source):
         # then gathers of only those rows)
         have = dict(zip(self.filter_cols, fvecs))
         picked = rows if rows is None or kept * _GATHER_FRACTION > n else np.flatnonzero(rows)
-        vecs = [(have[i] if rows is None else select_vector(have[i], picked)) if i in have
+        vecs = [(have[i] if rows is None else select_vector(have[i], picked, kept)) if i in have
                 else column_vector(pf, rg, cols[i], t, rows, **rng)
                 for i, t in enumerate(self.types)]
         full = Block(vecs, kept)
