@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.block import Block, Int64WideVector, Vector
-from engine.kernels.selection import compress_rows
+from scan.selection import compress_rows
 from engine.pipeline import Operator
 
 

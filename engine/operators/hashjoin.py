@@ -38,6 +38,7 @@ from engine.operators.rows import take_block
 from engine.pipeline import Operator
 from engine.scheduler import parallel_map
 from planner.types import BOOLEAN
+from scan.selection import compress_rows
 
 SUPPORTED_KINDS = ("inner", "left", "right", "full", "semi", "anti", "cross",
                    "mark", "mark_in", "single", "right_semi", "right_anti")
@@ -366,7 +367,8 @@ class ProbeOperator(Operator):
             if self.residual is not None:
                 mask = np.asarray(evaluate_predicate(self.residual, joined), dtype=bool)
                 if not mask.all():
-                    p, b = p[mask], b[mask]
+                    kept = int(np.count_nonzero(mask))
+                    p, b = compress_rows(p, mask, kept), compress_rows(b, mask, kept)
                     joined = take_block(joined, mask)
             yield (p, b), joined
 

@@ -1,5 +1,5 @@
 """Fast row selection for blocks: bool masks through the branchless
-engine.kernels.selection.compress_rows, positions through np.take along
+scan.selection.compress_rows, positions through np.take along
 axis 0 (several times faster than fancy indexing on the (n, 2) string
 views)."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.block import Block, Int64WideVector, Vector
-from engine.kernels.selection import compress_rows
+from scan.selection import compress_rows
 
 
 def take_vector(vec: Vector, idx: np.ndarray, kept: int | None = None) -> Vector:

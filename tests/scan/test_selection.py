@@ -1,4 +1,4 @@
-"""compress_rows (engine/kernels/selection.py) against numpy's boolean
+"""compress_rows (scan/selection.py) against numpy's boolean
 indexing: every element size, string views, object arrays, empty and full
 masks."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from engine.kernels.selection import compress_rows
+from scan.selection import compress_rows
 
 DTYPES = [np.bool_, np.uint8, np.int8, np.int16, np.uint16, np.int32, np.uint32, np.float32,
           np.int64, np.uint64, np.float64, np.complex128, "datetime64[D]"]

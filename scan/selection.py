@@ -1,4 +1,4 @@
-"""Row selection by a boolean mask (numba).
+"""Row selection by a boolean mask (numba), for the decoder and the engine.
 
 numpy's boolean indexing (``a[mask]``) and ``np.compress`` branch on every
 row: on masks that keep 15-50% of a block's rows at random they take 5-15x
@@ -32,10 +32,13 @@ def _compress(data, mask, out):
     return j
 
 
-def compress_rows(data: np.ndarray, mask: np.ndarray, kept: int) -> np.ndarray:
-    """``data[mask]`` for a bool ``mask`` keeping ``kept`` rows: 1-D arrays
-    of fixed-size elements and (n, 2) uint64 string views; anything else
-    (object arrays, other shapes) goes through np.compress."""
+def compress_rows(data: np.ndarray, mask: np.ndarray, kept: int | None = None) -> np.ndarray:
+    """``data[mask]`` for a bool ``mask`` keeping ``kept`` rows (counted
+    when not given): 1-D arrays of fixed-size elements and (n, 2) uint64
+    string views; anything else (object arrays, other shapes) goes through
+    np.compress."""
+    if kept is None:
+        kept = int(np.count_nonzero(mask))
     if data.ndim == 2 and data.shape[1] == 2 and data.dtype == np.uint64 \
             and data.flags.c_contiguous:
         rows = data.view(np.complex128).reshape(-1)
