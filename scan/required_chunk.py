@@ -24,7 +24,8 @@ import numpy as np
 from numba import njit
 
 from scan.column import (_NO_SEL, ChunkValues, _dictionary_page_kernel,
-                         decode_dictionary_page, fused_form)
+                         decode_dictionary_page, fused_form, is_fixed_decimal)
+from scan.encodings.plain import decode_plain_decimal
 from scan.codecs import decompress
 from scan.errors import FileFormatError, UnsupportedFeatureError
 from scan.memops import copy_bytes, load4, load8, store4, store8
@@ -36,6 +37,19 @@ _PLAIN, _DICT = 0, 1
 # physical type -> (kernel dtype, result dtype)
 _FIXED = {"INT32": (np.int32, np.int32), "FLOAT": (np.int32, np.float32),
           "INT64": (np.int64, np.int64), "DOUBLE": (np.int64, np.float64)}
+
+
+def fixed_kind(col):
+    """(kernel dtype, result dtype, PLAIN width) of a column the kernel
+    decodes to fixed-width values, or None.  FIXED_LEN_BYTE_ARRAY decimals
+    of precision <= 18 (what pyarrow writes) come out as int64; their PLAIN
+    width is minus the type length (big-endian two's complement)."""
+    kind = _FIXED.get(col.physical_type)
+    if kind is not None:
+        return kind[0], kind[1], np.dtype(kind[0]).itemsize
+    if is_fixed_decimal(col) and col.type_length > 0:
+        return np.int64, np.int64, -int(col.type_length)
+    return None
 
 
 class PageTable:
@@ -118,7 +132,7 @@ def decode_required_chunk(buf: np.ndarray, col, chunk, num_rows: int, verify: bo
     ptype = col.physical_type
     is_string = ptype == "BYTE_ARRAY" and col.type_name == "string"
     if col.max_def_level != 0 or col.max_rep_level != 0 or \
-            (ptype not in _FIXED and not is_string):
+            (not is_string and fixed_kind(col) is None):
         return None
     codec = chunk.codec
     try:
@@ -135,41 +149,45 @@ class _FixedPlan:
     decompression and one kernel call, with no per-read checks in Python."""
     __slots__ = ("table", "kdtype", "width", "result", "dict_n", "dict_body")
 
-    def __init__(self, table: PageTable, ptype: str):
+    def __init__(self, table: PageTable, col):
         self.table = table
-        self.kdtype, self.result = _FIXED[ptype]
-        self.width = np.dtype(self.kdtype).itemsize
+        self.kdtype, self.result, self.width = fixed_kind(col)
         self.dict_n, self.dict_body = 0, None
         if table.dictionary is not None:
             header, body_pos, csize, usize, ordinal, fields = table.dictionary
             if fields[2] not in ("PLAIN", "PLAIN_DICTIONARY") or \
-                    fields[1] * self.width != usize:
+                    fields[1] * abs(self.width) != usize:
                 raise FileFormatError("dictionary page size does not match its values")
             self.dict_n, self.dict_body = fields[1], (body_pos, csize, usize)
         elif np.any(table.encs == _DICT):
             raise FileFormatError("dictionary-encoded pages without a dictionary page")
 
 
-def _fixed_plan(buf, num_values: int, verify: bool, ptype: str) -> _FixedPlan | None:
+def _fixed_plan(buf, num_values: int, verify: bool, col) -> _FixedPlan | None:
     memo = _chunk_memo(buf)
-    key = ("fixed-plan", verify, ptype)
+    key = ("fixed-plan", verify)
     plan = memo.get(key) if memo is not None else None
     if plan is None:
         table = page_table(buf, num_values, verify)
         if table is None:
             return None
-        plan = _FixedPlan(table, ptype)
+        plan = _FixedPlan(table, col)
         if memo is not None:
             memo[key] = plan
     return plan
 
 
-def _decode_fixed(buf, chunk, num_rows, verify, rows, ptype, codec):
+def _decode_fixed(buf, chunk, num_rows, verify, rows, col, codec):
     """A fixed-width chunk (see _FixedPlan), or None for the general path."""
-    plan = _fixed_plan(buf, chunk.num_values, verify, ptype)
+    plan = _fixed_plan(buf, chunk.num_values, verify, col)
     if plan is None or plan.table.num_values != num_rows:
         return None
-    if plan.dict_body is not None:
+    if plan.dict_body is not None and plan.width < 0:       # decimal: big-endian bytes
+        body_pos, csize, usize = plan.dict_body
+        raw = np.empty(usize, np.uint8)
+        _decompress_into(codec, buf[body_pos:body_pos + csize], usize, raw)
+        flat = decode_plain_decimal(raw, 0, usize, plan.dict_n, -plan.width)[0]
+    elif plan.dict_body is not None:
         body_pos, csize, usize = plan.dict_body
         flat = np.empty(plan.dict_n, plan.kdtype)
         _decompress_into(codec, buf[body_pos:body_pos + csize], usize, flat.view(np.uint8))
@@ -183,7 +201,7 @@ def _decode_fixed(buf, chunk, num_rows, verify, rows, ptype, codec):
 
 def _decode(buf, col, chunk, num_rows, verify, rows, want_codes, ptype, is_string, codec):
     if not is_string:
-        return _decode_fixed(buf, chunk, num_rows, verify, rows, ptype, codec)
+        return _decode_fixed(buf, chunk, num_rows, verify, rows, col, codec)
     table = page_table(buf, chunk.num_values, verify)
     if table is None or table.num_values != num_rows or not table.all_dictionary \
             or table.dictionary is None:
@@ -239,12 +257,10 @@ def _string_dictionary(buf, table: PageTable, col, codec: str):
 
 
 def _kernel_dtype(ptype: str, is_string: bool, codes: bool):
-    """(output dtype of the kernel, PLAIN value width): strings come out as
-    one complex128 view each (or int32 codes); numbers as same-size ints."""
-    if is_string:
-        return (np.int32 if codes else np.complex128), 0
-    kdtype = _FIXED[ptype][0]
-    return kdtype, np.dtype(kdtype).itemsize
+    """(output dtype of the kernel, PLAIN value width) of a string chunk:
+    one complex128 view per value, or int32 codes (fixed-width chunks:
+    fixed_kind)."""
+    return (np.int32 if codes else np.complex128), 0
 
 
 def _decode_range(buf, table: PageTable, p0: int, p1: int, codec: str, flat, kdtype,
@@ -318,6 +334,8 @@ def _decode_page(src, pos, end, n, enc, dictionary, out, out_bytes, j, sel, r, u
             return _dictionary_page_kernel(src, pos, end, n, dictionary, out[j:],
                                            sel[r:r + n], True)
         return _dictionary_page_kernel(src, pos, end, n, dictionary, out[j:], sel, False)
+    if width < 0:
+        return _plain_decimals(src, pos, end, n, -width, out, j, sel, r, use_sel)
     if width == 0 or pos + n * width > end:
         return -1
     if not use_sel:
@@ -332,6 +350,37 @@ def _decode_page(src, pos, end, n, enc, dictionary, out, out_bytes, j, sel, r, u
         for k in range(n):
             store4(out_bytes, j * 4, load4(src, pos + k * 4))
             j += np.int64(sel[r + k])
+    return j - j0
+
+
+@njit(nogil=True, cache=True)
+def _plain_decimals(src, pos, end, n, tl, out, j, sel, r, use_sel):
+    """PLAIN FIXED_LEN_BYTE_ARRAY decimals of ``tl`` bytes (big-endian two's
+    complement) into int64 ``out[j:]``; -1 when one does not fit 64 bits."""
+    if tl == 0 or pos + n * tl > end:
+        return -1
+    drop = tl - 8 if tl > 8 else 0
+    j0 = j
+    for k in range(n):
+        p = pos + k * tl
+        negative = src[p] >= 128
+        sign = 0xFF if negative else 0
+        for b in range(drop):               # bytes beyond 8: pure sign extension
+            if src[p + b] != sign:
+                return -1
+        acc = np.uint64(0)
+        for b in range(drop, tl):
+            acc = (acc << np.uint64(8)) | np.uint64(src[p + b])
+        if tl < 8 and negative:
+            acc |= ~np.uint64(0) << np.uint64(8 * tl)
+        v = np.int64(acc)
+        if drop > 0 and (v < 0) != negative:
+            return -1
+        out[j] = v
+        if use_sel:
+            j += np.int64(sel[r + k])
+        else:
+            j += 1
     return j - j0
 
 
@@ -392,7 +441,7 @@ def range_table(state) -> PageTable | None:
     col = state.col
     is_string = col.physical_type == "BYTE_ARRAY" and col.type_name == "string"
     if col.max_def_level == 0 and col.max_rep_level == 0 and \
-            (col.physical_type in _FIXED or is_string):
+            (is_string or fixed_kind(col) is not None):
         try:
             table = page_table(state.buf, state.chunk.num_values, state.verify)
         except (FileFormatError, UnsupportedFeatureError):
@@ -419,19 +468,23 @@ def decode_whole_pages(state, table: PageTable, p0: int, p1: int, sel, to_storag
         return None                      # the shared, decompressed-once pages
     is_string = col.physical_type == "BYTE_ARRAY"
     codes = want_codes and is_string
-    kdtype, width = _kernel_dtype(col.physical_type, is_string, codes)
+    if is_string:
+        kdtype, width = _kernel_dtype(col.physical_type, True, codes)
+        result = None
+    else:
+        kdtype, result, width = fixed_kind(col)
     flat = heap = None
     if np.any(table.encs[p0:p1] == _DICT):
         try:
-            phys, _, _, heap = state.dictionary_values(to_storage)
+            phys, _, values, heap = state.dictionary_values(to_storage)
         except (FileFormatError, UnsupportedFeatureError):
             return None
         if is_string:
             form = state.fused(want_codes)[1]
         else:
             form = getattr(state, "_physical_form", None)
-            if form is None:
-                form = state._physical_form = fused_form(phys)
+            if form is None:        # (decimals: their int64 storage, not the bytes)
+                form = state._physical_form = fused_form(values if width < 0 else phys)
         if form is None:
             return None
         flat = form[0]
@@ -441,7 +494,7 @@ def decode_whole_pages(state, table: PageTable, p0: int, p1: int, sel, to_storag
     if out is None:
         return None
     if not is_string:
-        values, _ = to_storage(out.view(_FIXED[col.physical_type][1]), None, col)
+        values, _ = to_storage(out.view(result), None, col)
         return values, None, None, None
     if codes:                       # views gathered when first read (ColumnData)
         return None, None, heap, out
