@@ -225,7 +225,13 @@ class _Executor:
         on its right input (_streaming's inner/left/semi/anti/mark path)."""
         if node.kind in ("right", "full") or node.kind not in SUPPORTED_KINDS:
             return False
-        return not (node.kind in ("semi", "anti") and estimate(node.right) > estimate(node.left))
+        return not _Executor._builds_on_left(node)
+
+    @staticmethod
+    def _builds_on_left(node: L.Join) -> bool:
+        """A semi/anti join whose subquery side is estimated bigger: its
+        table is built on the outer rows (_semi_on_left)."""
+        return node.kind in ("semi", "anti") and estimate(node.right) > estimate(node.left)
 
     def pipeline(self, node: L.Node) -> Pipeline:
         source, ops = self._streaming(node)
@@ -253,8 +259,7 @@ class _Executor:
             from engine.operators.unnest import UnnestOperator
             source, ops = self._streaming(node.child)
             return source, ops + [UnnestOperator(node)]
-        if isinstance(node, L.Join) and node.kind in ("semi", "anti") and \
-                estimate(node.right) > estimate(node.left):
+        if isinstance(node, L.Join) and self._builds_on_left(node):
             return BlockSource(self._semi_on_left(node), self.block_rows), []
         if isinstance(node, L.Join) and node.kind not in ("right", "full"):
             if node.kind not in SUPPORTED_KINDS:

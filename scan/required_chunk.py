@@ -25,7 +25,7 @@ from numba import njit
 
 from scan.column import (_NO_SEL, ChunkValues, _dictionary_page_kernel,
                          decode_dictionary_page, fused_form, is_fixed_decimal)
-from scan.encodings.plain import decode_plain_decimal
+from scan.encodings.plain import be_decimal_at, decode_plain_decimal
 from scan.codecs import decompress
 from scan.errors import FileFormatError, UnsupportedFeatureError
 from scan.memops import copy_bytes, load4, load8, store4, store8
@@ -359,22 +359,10 @@ def _plain_decimals(src, pos, end, n, tl, out, j, sel, r, use_sel):
     complement) into int64 ``out[j:]``; -1 when one does not fit 64 bits."""
     if tl == 0 or pos + n * tl > end:
         return -1
-    drop = tl - 8 if tl > 8 else 0
     j0 = j
     for k in range(n):
-        p = pos + k * tl
-        negative = src[p] >= 128
-        sign = 0xFF if negative else 0
-        for b in range(drop):               # bytes beyond 8: pure sign extension
-            if src[p + b] != sign:
-                return -1
-        acc = np.uint64(0)
-        for b in range(drop, tl):
-            acc = (acc << np.uint64(8)) | np.uint64(src[p + b])
-        if tl < 8 and negative:
-            acc |= ~np.uint64(0) << np.uint64(8 * tl)
-        v = np.int64(acc)
-        if drop > 0 and (v < 0) != negative:
+        v, fits = be_decimal_at(src, pos + k * tl, tl)
+        if not fits:
             return -1
         out[j] = v
         if use_sel:

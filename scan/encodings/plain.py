@@ -56,26 +56,34 @@ def _fixed_len_kernel(buf, pos, type_length, count, out):
         pos += type_length
 
 
+@njit(nogil=True, cache=True, inline="always")
+def be_decimal_at(buf, p, type_length):
+    """(value, fits): the big-endian two's complement integer of
+    ``type_length`` bytes at buf[p] as int64; fits is False when it needs
+    more than 64 bits."""
+    drop = type_length - 8 if type_length > 8 else 0
+    negative = buf[p] >= 128
+    sign = 0xFF if negative else 0
+    for k in range(drop):                  # bytes beyond 8: pure sign extension
+        if buf[p + k] != sign:
+            return np.int64(0), False
+    acc = np.uint64(0)
+    for k in range(drop, type_length):
+        acc = (acc << np.uint64(8)) | np.uint64(buf[p + k])
+    if type_length < 8 and negative:
+        acc |= ~np.uint64(0) << np.uint64(8 * type_length)
+    v = np.int64(acc)
+    return v, not (drop > 0 and (v < 0) != negative)
+
+
 @njit(nogil=True, cache=True)
 def _fixed_decimal_kernel(buf, pos, type_length, count, out):
     """PLAIN FIXED_LEN_BYTE_ARRAY decimals (big-endian two's complement,
     1 <= type_length) -> int64 unscaled values.  Returns the index of the
     first value that does not fit in 64 bits, or -1."""
-    drop = type_length - 8 if type_length > 8 else 0
     for i in range(count):
-        p = pos + i * type_length
-        negative = buf[p] >= 128
-        sign = 0xFF if negative else 0
-        for k in range(drop):              # bytes beyond 8: pure sign extension
-            if buf[p + k] != sign:
-                return i
-        acc = np.uint64(0)
-        for k in range(drop, type_length):
-            acc = (acc << np.uint64(8)) | np.uint64(buf[p + k])
-        if type_length < 8 and negative:
-            acc |= ~np.uint64(0) << np.uint64(8 * type_length)
-        v = np.int64(acc)
-        if drop > 0 and (v < 0) != negative:
+        v, fits = be_decimal_at(buf, pos + i * type_length, type_length)
+        if not fits:
             return i
         out[i] = v
     return -1
