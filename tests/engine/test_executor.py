@@ -224,3 +224,23 @@ def test_count_star_without_columns(tables):
     p1, _ = tables
     plan = L.Aggregate(scan(p1, []), [], [agg("count_star")])
     assert run(plan, 2, 1000) == [(3000,)]
+
+
+@pytest.mark.parametrize("num_rows,morsel_rows", [(6_001_215, 212_000), (1_000_000, 65_536),
+                                                   (100_003, 30_000), (50_000, 7_000)])
+def test_morsel_cuts_cover_the_row_group_on_page_multiples(tables, num_rows, morsel_rows):
+    """Cuts fall on multiples of PAGE_ROWS (where the common writers end
+    pages) when morsels hold that many rows; every row lies in one morsel;
+    no morsel is larger than asked for."""
+    from engine.operators.scan import PAGE_ROWS, ScanSource
+    from tests.engine.test_executor_helpers import make_ctx
+    p1, _ = tables
+    src = ScanSource(scan(p1), make_ctx())
+    src.morsel_rows = morsel_rows
+    cuts = src._cut("f", 0, [0], num_rows)
+    assert [m[3] for m in cuts] == [sum(m[4] for m in cuts[:i]) for i in range(len(cuts))]
+    assert sum(m[4] for m in cuts) == num_rows and all(m[5] == num_rows for m in cuts)
+    assert max(m[4] for m in cuts) <= morsel_rows
+    if morsel_rows >= PAGE_ROWS:
+        assert all(m[3] % PAGE_ROWS == 0 for m in cuts)
+    assert len(cuts) > 1
