@@ -15,12 +15,16 @@ holds stays alive until it lets go; eviction only forgets it.
 Whoever derives state from a cached page (scan/row_ranges.py's chunk states
 keep the decompressed pages of a chunk) registers ``add_eviction_listener``
 and drops that state when the page leaves the cache, so evicted bytes do not
-stay pinned.
+stay pinned.  State that lives exactly as long as its page (the decoded
+dictionaries scan/required_chunk.py keeps in the page's chunk memo) is
+``charge``d to the page instead: its bytes count against the budget as long
+as the page stays, and go with it.
 """
 
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 
 import numpy as np
@@ -28,6 +32,7 @@ import numpy as np
 DEFAULT_BUDGET = 1 << 30
 
 _LISTENERS: list = []
+_MANAGERS: "weakref.WeakSet[BufferManager]" = weakref.WeakSet()
 
 
 def add_eviction_listener(fn) -> None:
@@ -58,12 +63,15 @@ class BufferManager:
     def __init__(self, memory_budget_bytes: int = DEFAULT_BUDGET):
         self.memory_budget_bytes = max(int(memory_budget_bytes), 0)
         self._pages: OrderedDict = OrderedDict()
+        self._keys: dict = {}           # id(page) -> key, for charge
+        self._charged: dict = {}        # key -> bytes charged to the page
         self._pending: dict = {}
         self._used = 0
         self._lock = threading.Lock()
         self.reads = 0          # number of source reads (for tests and stats)
         self.hits = 0
         self.peak_bytes = 0     # most bytes cached at once
+        _MANAGERS.add(self)
 
     @property
     def bytes_cached(self) -> int:
@@ -112,6 +120,7 @@ class BufferManager:
             evicted = []
             if length <= self.memory_budget_bytes:
                 self._pages[key] = out
+                self._keys[id(out)] = key
                 self._used += out.nbytes
                 evicted = self._evict_to(self.memory_budget_bytes)
                 self.peak_bytes = max(self.peak_bytes, self._used)
@@ -124,10 +133,30 @@ class BufferManager:
         stay (lock held); the dropped pages, for the listeners."""
         evicted = []
         while self._used > target and self._pages:
-            _, page = self._pages.popitem(last=False)
-            self._used -= page.nbytes
+            key, page = self._pages.popitem(last=False)
+            self._used -= self._forget(key, page)
             evicted.append(page)
         return evicted
+
+    def _forget(self, key, page) -> int:
+        """Bytes page ``key`` counted (its own and those charged to it)."""
+        del self._keys[id(page)]
+        return page.nbytes + self._charged.pop(key, 0)
+
+    def charge_page(self, page: np.ndarray, nbytes: int) -> bool:
+        """Count ``nbytes`` of derived state against the budget for as long
+        as ``page`` (an array this manager returned) stays cached; False,
+        charging nothing, when it is not cached here (any more)."""
+        with self._lock:
+            key = self._keys.get(id(page))
+            if key is None or self._pages.get(key) is not page:
+                return False
+            self._charged[key] = self._charged.get(key, 0) + int(nbytes)
+            self._used += int(nbytes)
+            evicted = self._evict_to(self.memory_budget_bytes)
+            self.peak_bytes = max(self.peak_bytes, self._used)
+        _notify(evicted)
+        return True
 
     def shrink(self, nbytes: int) -> int:
         """Evict least-recently-used pages until ``nbytes`` are freed (or
@@ -152,12 +181,24 @@ class BufferManager:
             if source is None:
                 evicted = list(self._pages.values())
                 self._pages.clear()
+                self._keys.clear()
+                self._charged.clear()
                 self._used = 0
             else:
                 ident = source.identity()
-                evicted = [self._pages.pop(k) for k in [k for k in self._pages if k[0] == ident]]
-                self._used -= sum(p.nbytes for p in evicted)
+                evicted = []
+                for k in [k for k in self._pages if k[0] == ident]:
+                    page = self._pages.pop(k)
+                    self._used -= self._forget(k, page)
+                    evicted.append(page)
         _notify(evicted)
+
+
+def charge(page: np.ndarray, nbytes: int) -> bool:
+    """``BufferManager.charge_page`` on whichever manager holds ``page``;
+    False when none does (a page read outside the cache: state derived from
+    it should not outlive the read)."""
+    return any(m.charge_page(page, nbytes) for m in list(_MANAGERS))
 
 
 _default: BufferManager | None = None

@@ -349,3 +349,85 @@ def test_fixed_len_decimals(tmp_path, monkeypatch, codec, distinct, dictionary):
                 rr.clear_chunk_states()
                 assert pf.read_column(rg, c, row_start=a, row_count=k).values.tolist() == \
                     want[a:a + k]
+
+
+@pytest.mark.parametrize("codec", ["snappy", "zstd", "none"])
+def test_kept_dictionaries_are_charged_to_their_chunk(tmp_path, codec):
+    """A chunk's decoded dictionary is kept for later reads while the chunk
+    stays in the buffer manager, counted against its budget, and goes when
+    the chunk is evicted; a buffer no manager holds keeps none."""
+    from scan.io.buffer_manager import BufferManager
+    from scan.required_chunk import _fixed_plan
+    path = str(tmp_path / "t.parquet")
+    table = _required_table(20_000, 3000, seed=5)
+    pq.write_table(table, path, compression=codec, row_group_size=20_000)
+    bm = BufferManager(64 << 20)
+    pf = open_parquet(path, bm)
+    for name in ("i64", "i32", "f64", "d"):
+        c = pf.column_index(name)
+        buf, col, ch = _chunk(pf, 0, c)
+        before = bm.bytes_cached
+        first = decode_required_chunk(buf, col, ch, 20_000, True, None, False)
+        plan = _fixed_plan(buf, ch.num_values, True, col)
+        assert plan.flat is not None and plan.flat.nbytes > 0, name
+        assert bm.bytes_cached == before + plan.flat.nbytes       # charged once
+        again = decode_required_chunk(buf, col, ch, 20_000, True, None, False)
+        assert _fixed_plan(buf, ch.num_values, True, col).flat is plan.flat
+        assert bm.bytes_cached == before + plan.flat.nbytes
+        want = table.column(name).to_numpy()
+        if name == "d":
+            want = want.astype("datetime64[D]").astype(np.int32)
+        for got in (first, again):
+            assert np.array_equal(_values(got).view(want.dtype), want), name
+    bm.invalidate()
+    assert bm.bytes_cached == 0                  # the chunks and what was charged to them
+    c = pf.column_index("i64")
+    ch = pf.row_groups[0].columns[c]
+    own = np.empty(ch.length, np.uint8)          # a buffer of its own: nothing is kept
+    from scan.io.source import as_source
+    as_source(path).read_into(ch.start, own)
+    decode_required_chunk(own, pf.columns[c], ch, 20_000, True, None, False)
+    assert _fixed_plan(own, ch.num_values, True, pf.columns[c]).flat is None
+
+
+def test_charge_counts_until_the_page_leaves():
+    from scan.io.buffer_manager import BufferManager, charge
+
+    class Source:
+        def identity(self):
+            return ("mem", 1)
+
+        def read_into(self, offset, out):
+            out[:] = 1
+
+    bm = BufferManager(1000)
+    a = bm.get(Source(), 0, 300)
+    b = bm.get(Source(), 300, 300)
+    assert charge(a, 200) and bm.bytes_cached == 800
+    assert not charge(np.empty(10, np.uint8), 5)          # no manager holds it
+    assert charge(b, 350)                                 # 1150 > 1000: the oldest page goes
+    assert bm.bytes_cached == 650 and not bm.charge_page(a, 1)
+    bm.shrink(10)
+    assert bm.bytes_cached == 0 and not charge(b, 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from([np.int32, np.int64]), st.integers(0, 3000),
+       st.sampled_from([0, 200, 60_000, 3_000_000_000, 1 << 62]), st.integers(-(1 << 62), 1 << 62))
+def test_kept_dictionary_narrows_and_widens_exactly(dtype, n, span, start):
+    """A kept dictionary stored as offsets in a narrower type widens back to
+    the same kernel values, at every span and at the edges of the type."""
+    from scan.required_chunk import _narrowed, _widened, _FixedPlan
+    info = np.iinfo(dtype)
+    lo = max(min(start, info.max), info.min)
+    hi = min(lo + span, info.max)
+    rng = np.random.default_rng(n)
+    flat = rng.integers(lo, hi, n, endpoint=True, dtype=np.int64).astype(dtype)
+    if n:
+        flat[0], flat[-1] = lo, hi
+    kept, base = _narrowed(flat)
+    plan = _FixedPlan.__new__(_FixedPlan)
+    plan.flat, plan.base, plan.kdtype = kept, base, dtype
+    got = _widened(plan)
+    assert got.dtype == dtype and np.array_equal(got, flat)
+    assert kept.nbytes <= flat.nbytes
