@@ -6,6 +6,7 @@ import datetime as _dt
 from decimal import Decimal
 
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 
 from planner import functions as F
 from planner import types as T
@@ -94,6 +95,9 @@ def output_name(node) -> str:
         return node.sql(dialect="duckdb")
 
 
+_DUCKDB = Dialect.get_or_raise("duckdb")
+
+
 def _duckdb_text(node) -> str:
     """Expression text as DuckDB prints it: operators parenthesized."""
     def rebuild(n):
@@ -110,7 +114,8 @@ def _duckdb_text(node) -> str:
             return exp.Paren(this=n)
         return n
 
-    return rebuild(node.copy()).sql(dialect="duckdb", normalize_functions="lower")
+    # (rebuild works on a copy, so the generator need not copy it again)
+    return _DUCKDB.generate(rebuild(node.copy()), copy=False, normalize_functions="lower")
 
 
 class ExpressionBinder:

@@ -220,7 +220,7 @@ def _fixed_dictionary(buf, plan, codec) -> np.ndarray:
 
 _KEEP_LOCK = threading.Lock()
 # A kept dictionary of more entries than this is stored as offsets from its
-# minimum in the narrowest unsigned type that holds them (keys and prices
+# minimum in the narrowest unsigned type (uint16, uint32) that holds them (keys and prices
 # of a row group span far less than their int64: l_partkey and
 # l_extendedprice keep 4 of 8 bytes per entry), and widened on each read --
 # a pass over the entries, a tenth of the time decompressing them took.
@@ -234,7 +234,7 @@ def _narrowed(flat: np.ndarray):
         return flat, None
     lo, hi = int(flat.min()), int(flat.max())
     span = hi - lo
-    for dt in (np.uint8, np.uint16, np.uint32):
+    for dt in (np.uint16, np.uint32):       # (distinct entries: a span of more than 255)
         if span <= np.iinfo(dt).max and np.dtype(dt).itemsize < flat.itemsize:
             return (flat.astype(np.int64) - lo).astype(dt), lo
     return flat, None
@@ -245,8 +245,15 @@ def _widened(plan) -> np.ndarray:
     if plan.base is None:
         return plan.flat
     out = np.empty(len(plan.flat), plan.kdtype)
-    np.add(plan.flat, np.int64(plan.base), out=out, casting="unsafe")
+    _widen(plan.flat, plan.base, out)
     return out
+
+
+@njit(nogil=True, cache=True)
+def _widen(offsets, base, out):
+    """out[i] = base + offsets[i] (numpy's mixed-type add holds the GIL)."""
+    for i in range(len(offsets)):
+        out[i] = base + np.int64(offsets[i])
 
 
 def _decode(buf, col, chunk, num_rows, verify, rows, want_codes, ptype, is_string, codec):

@@ -134,9 +134,8 @@ class SumIntAcc:
 def share_state(acc, primary) -> None:
     """Make ``acc`` (sum or avg) see the state ``primary`` accumulated for
     the same argument: sum(x) and avg(x) keep the same sums and counts."""
-    for name in ("acc", "carry", "cnt"):
-        if hasattr(primary, name):
-            setattr(acc, name, getattr(primary, name))
+    for name in primary.STATE:
+        setattr(acc, name, getattr(primary, name))
 
 
 class SumFloatAcc:
@@ -171,39 +170,74 @@ class SumFloatAcc:
 
 
 class SumObjectAcc:
-    """sum/avg over HUGEINT, wide decimals or UBIGINT: exact Python ints (rare)."""
-    STATE = ("acc", "cnt")
+    """sum/avg over HUGEINT, wide decimals or UBIGINT: exact.  Values held as
+    int64 (an Int64WideVector: wide-decimal arithmetic whose results fit,
+    Q9's ``amount``) are summed by the int64 kernel with a 2**64 carry, as
+    SumIntAcc does; only values held as Python ints go through Python."""
+    STATE = ("acc", "cnt", "iacc", "icarry")
 
     def __init__(self, call, arg_type):
         self.call, self.arg_type = call, arg_type
-        self.acc = np.zeros(16, object)
+        self.acc = np.zeros(16, object)         # sums of Python-int inputs
         self.cnt = np.zeros(16, np.int64)
+        self.iacc = np.zeros(16, np.int64)      # sums of int64 inputs, and their carries
+        self.icarry = np.zeros(16, np.int64)
 
-    def update(self, gid, vec, ng):
+    def _ensure(self, ng):
         self.acc = _grow(self.acc, ng, 0)
         self.cnt = _grow(self.cnt, ng)
+        self.iacc = _grow(self.iacc, ng)
+        self.icarry = _grow(self.icarry, ng)
+
+    def update(self, gid, vec, ng):
+        self._ensure(ng)
+        if isinstance(vec, Int64WideVector):
+            nulls, has_nulls = _null_arg(vec)
+            K.sum_count_int_update(gid, np.ascontiguousarray(vec.ints, dtype=np.int64), nulls,
+                                   has_nulls, self.iacc, self.icarry, self.cnt)
+            return
         keep = _nulls(vec, len(gid)) == 0
         g = gid[keep]
         np.add.at(self.acc, g, np.array([int(v) for v in vec.data[keep]], dtype=object))
         np.add.at(self.cnt, g, 1)
 
     def absorb(self, other, mapping, ng, rows=None):
-        self.acc = _grow(self.acc, ng, 0)
-        self.cnt = _grow(self.cnt, ng)
+        self._ensure(ng)
         rows = _rows(mapping, rows)
         np.add.at(self.acc, mapping[rows], other.acc[rows])
-        np.add.at(self.cnt, mapping[rows], other.cnt[rows])
+        K.absorb_sum_count_int(self.iacc, self.icarry, self.cnt, mapping, rows,
+                               other.iacc, other.icarry, other.cnt)
+
+    def _int_sums(self, ng):
+        """The int64 inputs' sums, exact (Python ints only when carried)."""
+        carry = self.icarry[:ng]
+        if not carry.any():
+            return self.iacc[:ng]
+        return self.iacc[:ng].astype(object) + carry.astype(object) * (1 << 64)
 
     def finalize(self, ng):
         cnt = self.cnt[:ng]
         nulls = (cnt == 0).astype(np.uint8)
         t = self.call.type
+        ints = self._int_sums(ng)
+        python = self.acc[:ng]
+        if ints.dtype != object and not python.any():      # no Python int anywhere
+            if self.call.func == "avg":
+                scale = 10.0 ** self.arg_type.scale if self.arg_type.is_decimal else 1.0
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    vals = ints.astype(np.float64) / np.maximum(cnt, 1) / scale
+                return Vector(t, vals, nulls if nulls.any() else None)
+            if t.numpy_dtype == object:
+                vals = ints.copy()
+                vals[cnt == 0] = 0
+                return Int64WideVector(t, vals, nulls if nulls.any() else None)
+        total = python + ints.astype(object)
         if self.call.func == "avg":
             scale = 10 ** self.arg_type.scale if self.arg_type.is_decimal else 1
             vals = np.array([float(a) / c / scale if c else 0.0
-                             for a, c in zip(self.acc[:ng], cnt)], np.float64)
+                             for a, c in zip(total, cnt)], np.float64)
             return Vector(t, vals, nulls if nulls.any() else None)
-        vals = self.acc[:ng].copy()
+        vals = total.copy()
         vals[cnt == 0] = 0
         if t.numpy_dtype != object:
             vals = np.array(list(vals)).astype(t.numpy_dtype)

@@ -73,6 +73,13 @@ QUERIES = [
     "JOIN (SELECT g, sum(d) AS s FROM t GROUP BY g) b ON a.s = b.s WHERE a.g < 200",
     "SELECT s, count(*) FROM (SELECT g % 100 AS k, sum(d) AS s FROM t GROUP BY k) GROUP BY s",
     "SELECT nullgrp, sum(d), min(sum(d)) OVER () FROM t GROUP BY nullgrp",
+    # sums and averages of wide products held as int64 (Q9's amount), with
+    # sums carried past int64 (h * 10) and products past it (h * 1000: exact)
+    "SELECT g % 20 AS k, sum(d * d), avg(d * d), sum(CAST(h AS DECIMAL(30, 2)) * 10), "
+    "avg(CAST(h AS DECIMAL(30, 2)) * 10), count(*) FROM t GROUP BY k",
+    "SELECT g % 3 AS k, sum(CAST(h AS DECIMAL(30, 2)) * 1000), "
+    "avg(CAST(h AS DECIMAL(30, 2)) * 1000), sum(d * i - d) FROM t GROUP BY k",
+    "SELECT sum(d * i), avg(d * i), sum(CAST(h AS DECIMAL(30, 2)) * 10) FROM t",
 ]
 
 
