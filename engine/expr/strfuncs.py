@@ -12,15 +12,16 @@ from planner.types import BIGINT, BOOLEAN, DataType
 
 
 def _pattern_shape(pat: bytes, esc: int):
-    """Classify a LIKE pattern: ('exact'|'prefix'|'suffix'|'contains', literal)
-    or ('general', None)."""
+    """Classify a LIKE pattern: ('exact'|'prefix'|'suffix'|'contains', literal),
+    ('pieces', literal pieces between the '%'s) when it has no '_' and no
+    escape, else ('general', None)."""
     if esc >= 0 and bytes([esc]) in pat:
         return "general", None
     if b"_" in pat:
         return "general", None
     core = pat.strip(b"%")
     if b"%" in core:
-        return "general", None
+        return "pieces", pat.split(b"%")
     lead = pat.startswith(b"%")
     trail = pat.endswith(b"%") and len(pat) > len(core)
     if not lead and not trail:
@@ -59,7 +60,7 @@ def like(x: Vector, pattern: Vector, pattern_const, esc_value, case_insensitive:
     if pattern_const is not None:
         pat = pattern_const.encode() if isinstance(pattern_const, str) else bytes(pattern_const)
         kind, lit = _pattern_shape(pat, esc)
-        lit_arr = np.frombuffer(lit or b"", np.uint8)
+        lit_arr = np.frombuffer(lit or b"", np.uint8) if kind != "pieces" else None
         if kind == "exact":
             w, h, _ = sk.views_from_pylist([lit])
             res = sk.equal_views_const(views, heap, w[0, 0], w[0, 1], h)
@@ -67,9 +68,11 @@ def like(x: Vector, pattern: Vector, pattern_const, esc_value, case_insensitive:
             res = sk.starts_with_const(views, heap, lit_arr)
         elif kind == "suffix":
             res = sk.ends_with_const(views, heap, lit_arr)
-        elif kind == "contains":
-            offsets, data = flat(x)
-            res = sk.contains_const(offsets, data, lit_arr)
+        elif kind in ("contains", "pieces"):      # on the views: no flattening
+            pieces = [b"", lit, b""] if kind == "contains" else lit
+            bounds = np.cumsum([0] + [len(p) for p in pieces]).astype(np.int64)
+            res = sk.like_pieces(views, heap, np.frombuffer(b"".join(pieces) or b"\0", np.uint8),
+                                 bounds)
         else:
             offsets, data = flat(x)
             res = sk.like_const(offsets, data, np.frombuffer(pat, np.uint8), esc)

@@ -281,6 +281,72 @@ def like_const(offsets, data, pat, esc):
     return out
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _find(src, base, pos, end, pieces, p0, m):
+    """First i in [pos, end - m] where src[base + i:base + i + m] equals
+    pieces[p0:p0 + m], or -1."""
+    if m == 0:
+        return pos
+    c0 = pieces[p0]
+    i = pos
+    while i <= end - m:
+        if src[base + i] == c0:
+            ok = True
+            for t in range(1, m):
+                if src[base + i + t] != pieces[p0 + t]:
+                    ok = False
+                    break
+            if ok:
+                return i
+        i += 1
+    return -1
+
+
+@njit(nogil=True, cache=True)
+def like_pieces(views, heap, pieces, bounds):
+    """LIKE of every string against a pattern of literal pieces joined by
+    '%' (no '_', no escape): pieces[bounds[j]:bounds[j + 1]] is piece j; the
+    first piece must start the string, the last end it (either may be empty:
+    a leading or trailing '%'), the ones between occur in order.  Matched
+    bytewise on the views, leftmost first (enough for literal pieces)."""
+    n = views.shape[0]
+    k = bounds.shape[0] - 1
+    out = np.zeros(n, np.bool_)
+    inline = np.empty(12, np.uint8)
+    head = bounds[1] - bounds[0]
+    tail = bounds[k] - bounds[k - 1]
+    for i in range(n):
+        w0 = views[i, 0]
+        w1 = views[i, 1]
+        ln = _len(w0)
+        if ln < head + tail:
+            continue
+        if ln > 12:
+            src = heap
+            base = np.int64(w1)
+        else:
+            for j in range(ln):
+                inline[j] = _byte(w0, w1, heap, j)
+            src = inline
+            base = 0
+        if _find(src, base, 0, head, pieces, bounds[0], head) != 0:
+            continue
+        end = ln - tail
+        if k > 1 and _find(src, base, end, ln, pieces, bounds[k - 1], tail) != end:
+            continue
+        pos = head
+        ok = True
+        for j in range(1, k - 1):
+            m = bounds[j + 1] - bounds[j]
+            at = _find(src, base, pos, end, pieces, bounds[j], m)
+            if at < 0:
+                ok = False
+                break
+            pos = at + m
+        out[i] = ok
+    return out
+
+
 @njit(nogil=True, cache=True)
 def like_rows(offsets, data, poffsets, pdata, esc):
     n = offsets.shape[0] - 1
@@ -327,33 +393,6 @@ def ends_with_const(views, heap, pat):
                 ok = False
                 break
         out[i] = ok
-    return out
-
-
-@njit(nogil=True, cache=True)
-def contains_const(offsets, data, pat):
-    n = offsets.shape[0] - 1
-    k = pat.shape[0]
-    out = np.zeros(n, np.bool_)
-    if k == 0:
-        out[:] = True
-        return out
-    first = pat[0]
-    for i in range(n):
-        s = offsets[i]
-        e = offsets[i + 1] - k
-        pos = s
-        while pos <= e:
-            if data[pos] == first:
-                ok = True
-                for j in range(1, k):
-                    if data[pos + j] != pat[j]:
-                        ok = False
-                        break
-                if ok:
-                    out[i] = True
-                    break
-            pos += 1
     return out
 
 

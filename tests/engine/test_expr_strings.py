@@ -51,7 +51,8 @@ def test_string_compare_constant(const):
 
 
 LIKE_PATTERNS = ["abc%", "%klm", "%def%", "abc", "a_c%", "%", "_", "%a%c%", "%é%", "_a",
-                 "abcdefghijklm%", "%jklmn", "", "a%z%"]
+                 "abcdefghijklm%", "%jklmn", "", "a%z%", "%special%requests%", "ab%kl%",
+                 "%a%%b%", "a%m", "%cd%ef%jk"]
 
 
 @pytest.mark.parametrize("pat", LIKE_PATTERNS)
@@ -86,6 +87,16 @@ def test_like_matches_regex(pats, s):
     for pat in pats:
         got = run(call("like", [col(0, V), lit(pat, V)], B), [([s], V)])
         assert got == [re.fullmatch(_like_regex(pat), s, re.S) is not None], (pat, s)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet="ab%é", min_size=1, max_size=8),
+       st.lists(st.text(alphabet="abcé ", max_size=40), min_size=1, max_size=30))
+def test_like_pieces_on_many_rows_match_regex(pat, words):
+    """Patterns of literal pieces between '%'s (the views kernel, inline and
+    heap strings in one block) against the regex, row by row."""
+    got = run(call("like", [col(0, V), lit(pat, V)], B), [(words, V)])
+    assert got == [re.fullmatch(_like_regex(pat), w, re.S) is not None for w in words], pat
 
 
 def test_concat_substring_case_length():
