@@ -38,10 +38,11 @@ class Vector:
     def __len__(self) -> int:
         return len(self.data)
 
-    def take(self, idx: np.ndarray) -> "Vector":
-        """Rows at positions idx (int array) or where idx is True (bool array)."""
-        nulls = None if self.nulls is None else self.nulls[idx]
-        return Vector(self.type, self.data[idx], nulls, self.heap, children=self.children)
+    def take(self, idx: np.ndarray, kept: int | None = None) -> "Vector":
+        """Rows at positions idx (int array) or where idx is True (bool array
+        keeping ``kept`` rows, counted when not given)."""
+        data, nulls = rows_of([self.data, self.nulls], idx, kept)
+        return Vector(self.type, data, nulls, self.heap, children=self.children)
 
     def slice(self, start: int, stop: int) -> "Vector":
         nulls = None if self.nulls is None else self.nulls[start:stop]
@@ -79,13 +80,24 @@ class Int64WideVector(Vector):
     def __len__(self) -> int:
         return len(self.ints)
 
-    def take(self, idx: np.ndarray) -> "Int64WideVector":
-        nulls = None if self.nulls is None else self.nulls[idx]
-        return Int64WideVector(self.type, self.ints[idx], nulls)
+    def take(self, idx: np.ndarray, kept: int | None = None) -> "Int64WideVector":
+        """Rows idx (positions, or a bool mask keeping ``kept`` rows)."""
+        return Int64WideVector(self.type, *rows_of([self.ints, self.nulls], idx, kept))
 
     def slice(self, start: int, stop: int) -> "Int64WideVector":
         nulls = None if self.nulls is None else self.nulls[start:stop]
         return Int64WideVector(self.type, self.ints[start:stop], nulls)
+
+
+def rows_of(arrays: list, idx: np.ndarray, kept: int | None = None) -> list:
+    """Each array (or None) at rows idx: positions, or a bool mask (through
+    the branchless scan.selection.compress_rows; ``kept``: its count)."""
+    if idx.dtype == np.bool_:
+        from scan.selection import compress_rows
+        if kept is None:
+            kept = int(np.count_nonzero(idx))
+        return [None if a is None else compress_rows(a, idx, kept) for a in arrays]
+    return [None if a is None else a[idx] for a in arrays]
 
 
 def int64_values(vec: Vector) -> np.ndarray | None:
@@ -104,9 +116,8 @@ class Block:
     n: int
 
     def take(self, idx: np.ndarray) -> "Block":
-        cols = [c.take(idx) for c in self.columns]
-        n = int(idx.sum()) if idx.dtype == np.bool_ else len(idx)
-        return Block(cols, n)
+        n = int(np.count_nonzero(idx)) if idx.dtype == np.bool_ else len(idx)
+        return Block([c.take(idx, n) for c in self.columns], n)
 
     def slice(self, start: int, stop: int) -> "Block":
         stop = min(stop, self.n)

@@ -15,7 +15,7 @@ def take_vector(vec: Vector, idx: np.ndarray, kept: int | None = None) -> Vector
     """Rows idx (int array) or where idx is True (bool array; ``kept``: its
     count, when known).  A scan's CodedVector takes its codes only."""
     if isinstance(vec, Int64WideVector) or getattr(vec, "codes", None) is not None:
-        vec = vec.take(idx)
+        vec = vec.take(idx, kept)
         if vec.nulls is not None and not vec.nulls.any():
             vec.nulls = None
         return vec

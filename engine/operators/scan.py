@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 
-from engine.block import Block, Vector
+from engine.block import Block, Vector, rows_of
 from engine.errors import FileFormatError
 from engine.operators.conjunction import Conjunction
 from engine.operators.filter import select_vector
@@ -45,9 +45,10 @@ class CodedVector(Vector):
     def __len__(self) -> int:
         return len(self.codes)
 
-    def take(self, idx: np.ndarray) -> "CodedVector":
-        nulls = None if self.nulls is None else self.nulls[idx]
-        return CodedVector(self.type, self.codes[idx], self.dictionary, self.heap, nulls)
+    def take(self, idx: np.ndarray, kept: int | None = None) -> "CodedVector":
+        """Rows idx (positions, or a bool mask keeping ``kept`` rows)."""
+        codes, nulls = rows_of([self.codes, self.nulls], idx, kept)
+        return CodedVector(self.type, codes, self.dictionary, self.heap, nulls)
 
     def slice(self, start: int, stop: int) -> "CodedVector":
         nulls = None if self.nulls is None else self.nulls[start:stop]
