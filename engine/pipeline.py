@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.block import Block
+from engine.block import Block, concat_blocks
+from engine.errors import MemoryLimitError
 
 
 class Source:
@@ -35,6 +36,10 @@ class Sink:
     # False: the rows' order is not observable (a plain file scan with
     # preserve_order off), so a sink may keep them in completion order.
     keep_order = True
+    # True: the sink's result does not depend on how its input is cut into
+    # blocks (an aggregation): a worker may gather the small blocks a
+    # selective scan leaves into one (SmallBlocks) before the operators.
+    takes_batches = False
     # worker threads of the run (set by engine.scheduler.run_pipeline); a
     # merge may spread work over them with engine.scheduler.parallel_map
     threads = 1
@@ -74,18 +79,103 @@ class Pipeline:
     operators: list[Operator] = field(default_factory=list)
     sink: Sink | None = None
 
-    def run_morsel(self, morsel, morsel_index: int, sink: Sink, local) -> None:
-        """Push one morsel's blocks through the operators into the sink."""
+    def run_morsel(self, morsel, morsel_index: int, sink: Sink, local,
+                   small: "SmallBlocks | None" = None) -> None:
+        """Push one morsel's blocks through the operators into the sink;
+        with ``small`` (the worker's, for a sink that takes_batches), blocks
+        of fewer than BATCH_ROWS rows wait there for others (flush_small)."""
         k = 0
         for block in self.source.blocks(morsel):
-            blocks = [block]
-            for op in self.operators:
-                out = []
-                for b in blocks:
-                    if b.n:
-                        out.extend(op.process(b))
-                blocks = out
+            if small is not None and block.n < BATCH_ROWS:
+                block = small.add(block)
+                if block is None:
+                    continue
+            k = self.push(block, sink, local, morsel_index, k)
+
+    def push(self, block: Block, sink: Sink, local, morsel_index: int, k: int) -> int:
+        """One block through the operators into the sink; the next k."""
+        blocks = [block]
+        for op in self.operators:
+            out = []
             for b in blocks:
                 if b.n:
-                    sink.consume(local, b, (morsel_index, k))
-                    k += 1
+                    out.extend(op.process(b))
+            blocks = out
+        for b in blocks:
+            if b.n:
+                sink.consume(local, b, (morsel_index, k))
+                k += 1
+        return k
+
+    def small_blocks(self, sink: Sink) -> "SmallBlocks | None":
+        """A worker's SmallBlocks for this pipeline, when its sink takes
+        batches."""
+        if not sink.takes_batches:
+            return None
+        ctx = getattr(self.source, "ctx", None)
+        return SmallBlocks(getattr(ctx, "memory", None))
+
+    def flush_small(self, small: "SmallBlocks | None", sink: Sink, local) -> None:
+        """The worker's waiting small blocks, once it has no morsel left."""
+        block = small.take() if small is not None else None
+        if block is not None:
+            self.push(block, sink, local, -1, 0)
+
+
+# Blocks a selective scan leaves (Q6, Q14, Q19: 1-3% of a row group) carry
+# the whole per-block Python of the operators and the sink for a few
+# thousand rows.  A worker gathers those below BATCH_ROWS rows from its
+# morsels until they reach it (for sinks that take_batches): the operators
+# then run once per batch.  Q14 at 1 / 2 threads: see docs/architecture.md.
+BATCH_ROWS = 16384
+
+
+class SmallBlocks:
+    """One worker's small blocks waiting to be pushed as one; their bytes
+    count against ``memory`` (the query's tracker, when given) while they
+    wait."""
+
+    def __init__(self, memory=None):
+        self.memory = memory
+        self.blocks: list[Block] = []
+        self.rows = 0
+        self.held = 0
+
+    def add(self, block: Block) -> Block | None:
+        """Keep ``block``; the gathered batch once it reaches BATCH_ROWS."""
+        if block.n == 0:
+            return None
+        if self.memory is not None:
+            nbytes = _held_bytes(block)
+            try:
+                self.memory.reserve(nbytes, "small blocks gathered into a batch")
+            except MemoryLimitError:        # no room to wait: the block goes on alone
+                return block
+            self.held += nbytes
+        self.blocks.append(block)
+        self.rows += block.n
+        return self.take() if self.rows >= BATCH_ROWS else None
+
+    def take(self) -> Block | None:
+        if self.memory is not None and self.held:
+            self.memory.release(self.held)
+        self.held = 0
+        if not self.blocks:
+            return None
+        blocks, self.blocks, self.rows = self.blocks, [], 0
+        return blocks[0] if len(blocks) == 1 else concat_blocks(blocks)
+
+
+def _held_bytes(block: Block) -> int:
+    """Bytes of a block's arrays (a scan's coded strings: their codes)."""
+    total = 0
+    for c in block.columns:
+        arr = getattr(c, "codes", None)
+        if arr is None:
+            arr = getattr(c, "ints", None)
+        if arr is None:
+            arr = c.data
+        total += arr.nbytes if arr.dtype != object else 16 * len(arr)
+        if c.nulls is not None:
+            total += c.nulls.nbytes
+    return total

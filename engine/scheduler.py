@@ -139,10 +139,12 @@ def run_pipeline(pipeline: Pipeline, threads: int):
     threads = max(1, min(threads, len(morsels)))
     if threads == 1:
         local = sink.make_local()
+        small = pipeline.small_blocks(sink)
         for i, m in enumerate(morsels):
             if sink.done():
                 break
-            pipeline.run_morsel(m, i, sink, local)
+            pipeline.run_morsel(m, i, sink, local, small)
+        pipeline.flush_small(small, sink, local)
         return sink.merge([local])
 
     lock = threading.Lock()
@@ -151,6 +153,7 @@ def run_pipeline(pipeline: Pipeline, threads: int):
 
     def worker():
         local = sink.make_local()
+        small = pipeline.small_blocks(sink)
         while not failed.is_set():
             with lock:
                 i = next_index[0]
@@ -158,10 +161,12 @@ def run_pipeline(pipeline: Pipeline, threads: int):
                     break
                 next_index[0] = i + 1
             try:
-                pipeline.run_morsel(morsels[i], i, sink, local)
+                pipeline.run_morsel(morsels[i], i, sink, local, small)
             except BaseException:
                 failed.set()
                 raise
+        if not failed.is_set():
+            pipeline.flush_small(small, sink, local)
         return local
 
     return sink.merge(_run_on_workers(worker, threads))

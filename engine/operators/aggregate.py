@@ -315,6 +315,7 @@ class _Scattered:
 
 class AggregateSink(Sink):
     """Aggregate node as a pipeline sink; merge() returns the result Block."""
+    takes_batches = True
 
     def __init__(self, node, memory=None, having=None):
         """having: a predicate over the output (a Filter right above the
