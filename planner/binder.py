@@ -34,8 +34,10 @@ class Relation:
 def bind_statement(ast, catalog, params: list | None = None, sql: str | None = None) -> Node:
     """Bind a query AST; the root's schema names are the output column names."""
     ctx = BindContext(catalog, params, sql)
+    # (a walk of the whole tree: skipped when the text cannot hold a ? or $n)
+    maybe = sql is None or "?" in sql or "$" in sql
     placeholders = ([n for n in _textual_order(ast) if isinstance(n, exp.Placeholder)]
-                    if ast.find(exp.Placeholder) is not None else [])
+                    if maybe and ast.find(exp.Placeholder) is not None else [])
     for i, n in enumerate(placeholders):
         ctx.placeholders[id(n)] = i
     given = len(params) if params is not None else 0

@@ -99,7 +99,11 @@ class Project(Node):
 
     @property
     def schema(self):
-        return [Field(n, e.type) for n, e in zip(self.names, self.exprs)]
+        memo = self.__dict__.get("_schema")       # (plan nodes are not changed once made)
+        if memo is None:
+            memo = self.__dict__["_schema"] = [Field(n, e.type)
+                                               for n, e in zip(self.names, self.exprs)]
+        return list(memo)
 
     @property
     def children(self):
@@ -165,11 +169,16 @@ class Join(Node):
 
     @property
     def schema(self):
-        if self.kind in ("semi", "anti"):
-            return self.left.schema
-        if self.kind in MARK_KINDS:
-            return self.left.schema + [Field("mark", BOOLEAN)]
-        return self.left.schema + self.right.schema
+        memo = self.__dict__.get("_schema")       # (plan nodes are not changed once made)
+        if memo is None:
+            if self.kind in ("semi", "anti"):
+                memo = self.left.schema
+            elif self.kind in MARK_KINDS:
+                memo = self.left.schema + [Field("mark", BOOLEAN)]
+            else:
+                memo = self.left.schema + self.right.schema
+            self.__dict__["_schema"] = memo
+        return list(memo)
 
     @property
     def children(self):
