@@ -37,6 +37,10 @@ from scan.pages import (DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, _chunk_memo, _
                          _page_recipe, check_crc)
 
 _PLAIN, _DICT = 0, 1
+# added to a page's encoding code: the page is a DATA_PAGE (v1) of an optional
+# column, its RLE definition levels (4-byte length first) precede the values;
+# the kernel takes the page only when every level is 1 (no NULL in it)
+_LEVELS = 2
 # physical type -> (kernel dtype, result dtype)
 _FIXED = {"INT32": (np.int32, np.int32), "FLOAT": (np.int32, np.float32),
           "INT64": (np.int64, np.int64), "DOUBLE": (np.int64, np.float64)}
@@ -71,11 +75,11 @@ class PageTable:
         self.encs = np.array(cols[4], np.int8)
         self.compressed = np.array(cols[5], np.uint8)
         self.num_values = int(self.nvals.sum())
-        self.all_dictionary = bool(np.all(self.encs == _DICT))
+        self.all_dictionary = bool(np.all((self.encs & 1) == _DICT))
         self.max_usize = int(self.usizes.max(initial=0))
 
 
-def _build_table(buf, num_values: int, verify: bool, memo) -> PageTable | None:
+def _build_table(buf, num_values: int, verify: bool, memo, max_def: int = 0) -> PageTable | None:
     """The chunk's PageTable, or None when a page is outside this path
     (another encoding, levels, a second dictionary page...).  A bad header
     or CRC raises FileFormatError."""
@@ -112,17 +116,21 @@ def _build_table(buf, num_values: int, verify: bool, memo) -> PageTable | None:
                 return None
         elif kind != DATA_PAGE:
             return None
+        elif max_def:
+            if max_def != 1 or extra[0] != "RLE":
+                return None
+            code += _LEVELS
         pages.append((body_pos, csize, usize, n, code, bool(compressed)))
         seen += n
     return PageTable(dictionary, pages)
 
 
-def page_table(buf, num_values: int, verify: bool) -> PageTable | None:
+def page_table(buf, num_values: int, verify: bool, max_def: int = 0) -> PageTable | None:
     memo = _chunk_memo(buf)
-    key = ("required-table", verify)
+    key = ("required-table", verify, max_def)
     if memo is not None and key in memo:
         return memo[key]
-    table = _build_table(buf, num_values, verify, memo)
+    table = _build_table(buf, num_values, verify, memo, max_def)
     if memo is not None:
         memo[key] = table
     return table
@@ -134,15 +142,25 @@ def decode_required_chunk(buf: np.ndarray, col, chunk, num_rows: int, verify: bo
     when the chunk needs the general path (see the module docstring)."""
     ptype = col.physical_type
     is_string = ptype == "BYTE_ARRAY" and col.type_name == "string"
-    if col.max_def_level != 0 or col.max_rep_level != 0 or \
+    if col.max_def_level > 1 or col.max_rep_level != 0 or \
             (not is_string and fixed_kind(col) is None):
         return None
+    memo = None
+    if col.max_def_level:           # optional: only a chunk without NULLs comes here
+        if chunk.null_count:
+            return None
+        memo = _chunk_memo(buf)
+        if memo is not None and memo.get("optional-has-nulls"):
+            return None
     codec = chunk.codec
     try:
-        return _decode(buf, col, chunk, num_rows, verify, rows, want_codes, ptype, is_string,
-                       codec)
+        out = _decode(buf, col, chunk, num_rows, verify, rows, want_codes, ptype, is_string,
+                      codec)
     except (FileFormatError, UnsupportedFeatureError):
-        return None                   # the general path names the defect
+        out = None                    # the general path names the defect
+    if out is None and memo is not None:
+        memo["optional-has-nulls"] = True     # (a NULL, or a defect): not tried again
+    return out
 
 
 class _FixedPlan:
@@ -163,7 +181,7 @@ class _FixedPlan:
                     fields[1] * abs(self.width) != usize:
                 raise FileFormatError("dictionary page size does not match its values")
             self.dict_n, self.dict_body = fields[1], (body_pos, csize, usize)
-        elif np.any(table.encs == _DICT):
+        elif np.any((table.encs & 1) == _DICT):
             raise FileFormatError("dictionary-encoded pages without a dictionary page")
 
 
@@ -172,7 +190,7 @@ def _fixed_plan(buf, num_values: int, verify: bool, col) -> _FixedPlan | None:
     key = ("fixed-plan", verify)
     plan = memo.get(key) if memo is not None else None
     if plan is None:
-        table = page_table(buf, num_values, verify)
+        table = page_table(buf, num_values, verify, col.max_def_level)
         if table is None:
             return None
         plan = _FixedPlan(table, col)
@@ -259,7 +277,7 @@ def _widen(offsets, base, out):
 def _decode(buf, col, chunk, num_rows, verify, rows, want_codes, ptype, is_string, codec):
     if not is_string:
         return _decode_fixed(buf, chunk, num_rows, verify, rows, col, codec)
-    table = page_table(buf, chunk.num_values, verify)
+    table = page_table(buf, chunk.num_values, verify, col.max_def_level)
     if table is None or table.num_values != num_rows or not table.all_dictionary \
             or table.dictionary is None:
         return None
@@ -390,9 +408,16 @@ def _decode_page(src, pos, end, n, enc, dictionary, out, out_bytes, j, sel, r, u
     """Decode one data page (src[pos:end], n values) into out[j:]: PLAIN
     (``width``-byte values copied) or dictionary-encoded (the fused gather of
     scan/column).  With ``use_sel`` only rows r + k with sel[r + k] != 0 are
-    kept.  Returns the number of values kept, or -1 on a defect."""
+    kept.  Returns the number of values kept, or -1 on a defect.  An
+    encoding code with _LEVELS added: RLE definition levels (bit width 1)
+    come first, and the page is taken only when all n of them are 1."""
     if end > src.shape[0]:
         return -1
+    if enc >= _LEVELS:
+        pos = _skip_all_defined(src, pos, end, n)
+        if pos < 0:
+            return -1
+        enc -= _LEVELS
     if enc == 1:
         if use_sel:
             return _dictionary_page_kernel(src, pos, end, n, dictionary, out[j:],
@@ -415,6 +440,52 @@ def _decode_page(src, pos, end, n, enc, dictionary, out, out_bytes, j, sel, r, u
             store4(out_bytes, j * 4, load4(src, pos + k * 4))
             j += np.int64(sel[r + k])
     return j - j0
+
+
+@njit(nogil=True, cache=True)
+def _skip_all_defined(src, pos, end, n):
+    """Past the v1 definition levels at src[pos:] (4-byte length, then the
+    RLE / bit-packed hybrid at bit width 1) when all n levels are 1 (no
+    NULL); -1 when one is 0 or the levels are malformed."""
+    if pos + 4 > end:
+        return -1
+    length = np.int64(load4(src, pos)) & 0xFFFFFFFF
+    p = pos + 4
+    stop = p + length
+    if stop > end:
+        return -1
+    seen = 0
+    while seen < n:
+        header = 0
+        shift = 0
+        while True:                          # ULEB128 run header
+            if p >= stop or shift > 56:
+                return -1
+            b = np.int64(src[p])
+            p += 1
+            header |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                break
+        count = header >> 1
+        if header & 1 == 0:                  # RLE run: one value byte
+            if p >= stop or src[p] != 1 or count == 0:
+                return -1
+            p += 1
+            seen += count
+        else:                                # bit-packed: `count` groups of 8, one byte each
+            if count == 0 or p + count > stop:
+                return -1
+            for g in range(count):
+                need = min(8, n - seen)
+                if need <= 0:
+                    break
+                mask = (1 << need) - 1
+                if (np.int64(src[p + g]) & mask) != mask:
+                    return -1
+                seen += need
+            p += count
+    return stop
 
 
 @njit(nogil=True, cache=True)
@@ -526,7 +597,7 @@ def decode_whole_pages(state, table: PageTable, p0: int, p1: int, sel, to_storag
     else:
         kdtype, result, width = fixed_kind(col)
     flat = heap = None
-    if np.any(table.encs[p0:p1] == _DICT):
+    if np.any((table.encs[p0:p1] & 1) == _DICT):
         try:
             phys, _, values, heap = state.dictionary_values(to_storage)
         except (FileFormatError, UnsupportedFeatureError):

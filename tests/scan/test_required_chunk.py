@@ -431,3 +431,86 @@ def test_kept_dictionary_narrows_and_widens_exactly(dtype, n, span, start):
     got = _widened(plan)
     assert got.dtype == dtype and np.array_equal(got, flat)
     assert kept.nbytes <= flat.nbytes
+
+
+def _optional_table(n: int, nulls: bool, seed: int = 0) -> pa.Table:
+    """Optional (nullable) columns, with or without NULLs."""
+    base = _required_table(n, 300, seed)
+    rng = np.random.default_rng(seed)
+    cols = {}
+    for f in base.schema:
+        arr = base.column(f.name).combine_chunks()
+        if nulls:
+            arr = pa.array(arr.to_pylist(), f.type, mask=rng.random(n) < 0.02)
+        cols[f.name] = arr
+    return pa.table(cols, schema=pa.schema([pa.field(f.name, f.type, nullable=True)
+                                             for f in base.schema]))
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("dictionary", [True, False])
+@pytest.mark.parametrize("nulls,stats", [(False, True), (True, True), (True, False)])
+def test_optional_columns_without_nulls_take_the_kernel(tmp_path, version, dictionary, nulls,
+                                                        stats):
+    """Optional flat columns: a chunk without NULLs (v1 pages: definition
+    levels all 1) decodes in the one-kernel path; one with NULLs (or v2
+    pages with levels) goes to the general path.  Both equal pyarrow, whole
+    and with a selection, and so do row ranges."""
+    import scan.required_chunk as RC
+    path = str(tmp_path / "t.parquet")
+    table = _optional_table(30_000, nulls, seed=3)
+    pq.write_table(table, path, compression="snappy", row_group_size=30_000,
+                   data_page_version=version, use_dictionary=dictionary, data_page_size=8192,
+                   write_statistics=stats)       # (without: the kernel finds the NULLs)
+    pf = open_parquet(path)
+    sel = np.random.default_rng(1).random(30_000) < 0.3
+    hits = []
+    orig = RC._decode
+    RC._decode = lambda *a: hits.append(orig(*a)) or hits[-1]
+    try:
+        for name in table.column_names:
+            c = pf.column_index(name)
+            assert pf.columns[c].max_def_level == 1
+            want = pq.read_table(path).column(name).to_pylist()
+            if name == "d":
+                want = [None if v is None else (v - __import__("datetime").date(1970, 1, 1)).days
+                        for v in want]
+            if name == "s":
+                want = [None if v is None else v.encode() for v in want]
+            got = pf.read_column(0, c).to_pylist()
+            assert got == want, name
+            got = pf.read_column(0, c, sel).to_pylist()
+            assert got == [w for w, k in zip(want, sel) if k], name
+            got = pf.read_column(0, c, row_start=12_345, row_count=7_000).to_pylist()
+            assert got == want[12_345:19_345], name
+    finally:
+        RC._decode = orig
+    took = [h for h in hits if h is not None]
+    if not nulls and version == "1.0":
+        assert took, "chunks without NULLs take the kernel"
+    if nulls:
+        assert not took, "a chunk with NULLs must not"
+
+
+def test_all_defined_levels_are_checked():
+    """_skip_all_defined: RLE runs and bit-packed groups of 1s pass (a
+    partial last group's padding ignored); a 0 level, a truncated run or a
+    length past the page fail."""
+    from scan.required_chunk import _skip_all_defined
+
+    def page(levels: bytes, values=b"VALUES"):
+        return np.frombuffer(len(levels).to_bytes(4, "little") + levels + values, np.uint8)
+
+    rle = bytes([(10 << 1), 1])                              # 10 x 1
+    assert _skip_all_defined(page(rle), 0, 12, 10) == 6
+    packed = bytes([(2 << 1) | 1, 0xFF, 0b00011111])          # 13 values: 8 + 5, padding 0
+    assert _skip_all_defined(page(packed), 0, 13, 13) == 7
+    both = rle + packed
+    assert _skip_all_defined(page(both), 0, 15, 23) == 9
+    for bad in (bytes([(10 << 1), 0]),                       # a run of 0s: NULLs
+                bytes([(2 << 1) | 1, 0xFF, 0b00010111]),     # a 0 among the packed
+                bytes([(10 << 1)]),                          # the run's value is missing
+                bytes([(3 << 1), 1])):                       # too few levels
+        assert _skip_all_defined(page(bad), 0, 12, 10 if bad[0] >> 1 in (3, 10) else 13) == -1
+    arr = page(rle)
+    assert _skip_all_defined(arr[:5], 0, 5, 10) == -1          # the length runs past the page
