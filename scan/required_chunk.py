@@ -555,18 +555,22 @@ def _decode_snappy_pages(buf, starts, csizes, usizes, compressed, nvals, encs, d
 
 def range_table(state) -> PageTable | None:
     """The PageTable of a ChunkState's chunk when whole pages of it can go
-    through the kernel (a required flat column whose pages are the state's
-    page slots), else None; decided once per state."""
+    through the kernel (a required flat column, or an optional one whose
+    statistics count no NULL, whose pages are the state's page slots), else
+    None; decided once per state.  (A page with a NULL fails in the kernel;
+    read_range then takes it page by page.)"""
     table = getattr(state, "_required_table", False)
     if table is not False:
         return table
     table = None
     col = state.col
     is_string = col.physical_type == "BYTE_ARRAY" and col.type_name == "string"
-    if col.max_def_level == 0 and col.max_rep_level == 0 and \
-            (is_string or fixed_kind(col) is not None):
+    optional = col.max_def_level == 1
+    if (col.max_def_level == 0 or (optional and not state.chunk.null_count)) and \
+            col.max_rep_level == 0 and (is_string or fixed_kind(col) is not None):
         try:
-            table = page_table(state.buf, state.chunk.num_values, state.verify)
+            table = page_table(state.buf, state.chunk.num_values, state.verify,
+                               col.max_def_level)
         except (FileFormatError, UnsupportedFeatureError):
             table = None
         if table is not None:

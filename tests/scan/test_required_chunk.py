@@ -464,9 +464,11 @@ def test_optional_columns_without_nulls_take_the_kernel(tmp_path, version, dicti
                    write_statistics=stats)       # (without: the kernel finds the NULLs)
     pf = open_parquet(path)
     sel = np.random.default_rng(1).random(30_000) < 0.3
-    hits = []
-    orig = RC._decode
+    import scan.row_ranges as RR
+    hits, whole = [], []
+    orig, orig_whole = RC._decode, RR.decode_whole_pages
     RC._decode = lambda *a: hits.append(orig(*a)) or hits[-1]
+    RR.decode_whole_pages = lambda *a: whole.append(orig_whole(*a)) or whole[-1]
     try:
         for name in table.column_names:
             c = pf.column_index(name)
@@ -481,15 +483,16 @@ def test_optional_columns_without_nulls_take_the_kernel(tmp_path, version, dicti
             assert got == want, name
             got = pf.read_column(0, c, sel).to_pylist()
             assert got == [w for w, k in zip(want, sel) if k], name
-            got = pf.read_column(0, c, row_start=12_345, row_count=7_000).to_pylist()
-            assert got == want[12_345:19_345], name
+            got = pf.read_column(0, c, row_start=2_345, row_count=25_000).to_pylist()
+            assert got == want[2_345:27_345], name
     finally:
-        RC._decode = orig
+        RC._decode, RR.decode_whole_pages = orig, orig_whole
     took = [h for h in hits if h is not None]
+    took_whole = [w for w in whole if w is not None]
     if not nulls and version == "1.0":
-        assert took, "chunks without NULLs take the kernel"
+        assert took and took_whole, "chunks without NULLs take the kernel, row ranges too"
     if nulls:
-        assert not took, "a chunk with NULLs must not"
+        assert not took and not took_whole, "a chunk with NULLs must not"
 
 
 def test_all_defined_levels_are_checked():
