@@ -27,10 +27,12 @@ from numba import njit
 
 from scan.column import (_NO_SEL, ChunkValues, _dictionary_page_kernel,
                          decode_dictionary_page, fused_form, is_fixed_decimal)
+from scan.encodings.dictionary import gather
 from scan.encodings.plain import be_decimal_at, decode_plain_decimal
 from scan.codecs import decompress
 from scan.io.buffer_manager import charge
 from scan.errors import FileFormatError, UnsupportedFeatureError
+from scan.levels import v1_defined
 from scan.memops import copy_bytes, load4, load8, store4, store8
 from scan.snappy_kernel import snappy_decompress
 from scan.pages import (DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, _chunk_memo, _make_page,
@@ -38,8 +40,8 @@ from scan.pages import (DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, _chunk_memo, _
 
 _PLAIN, _DICT = 0, 1
 # added to a page's encoding code: the page is a DATA_PAGE (v1) of an optional
-# column, its RLE definition levels (4-byte length first) precede the values;
-# the kernel takes the page only when every level is 1 (no NULL in it)
+# column, its RLE definition levels (4-byte length first) precede the values
+# (scan.levels.v1_defined reads them in the kernel)
 _LEVELS = 2
 # physical type -> (kernel dtype, result dtype)
 _FIXED = {"INT32": (np.int32, np.int32), "FLOAT": (np.int32, np.float32),
@@ -146,11 +148,9 @@ def decode_required_chunk(buf: np.ndarray, col, chunk, num_rows: int, verify: bo
             (not is_string and fixed_kind(col) is None):
         return None
     memo = None
-    if col.max_def_level:           # optional: only a chunk without NULLs comes here
-        if chunk.null_count:
-            return None
+    if col.max_def_level:           # optional: v1 pages' levels are read in the kernel
         memo = _chunk_memo(buf)
-        if memo is not None and memo.get("optional-has-nulls"):
+        if memo is not None and memo.get("optional-general"):
             return None
     codec = chunk.codec
     try:
@@ -159,7 +159,7 @@ def decode_required_chunk(buf: np.ndarray, col, chunk, num_rows: int, verify: bo
     except (FileFormatError, UnsupportedFeatureError):
         out = None                    # the general path names the defect
     if out is None and memo is not None:
-        memo["optional-has-nulls"] = True     # (a NULL, or a defect): not tried again
+        memo["optional-general"] = True       # (v2 levels, a defect): not tried again
     return out
 
 
@@ -206,9 +206,9 @@ def _decode_fixed(buf, chunk, num_rows, verify, rows, col, codec):
         return None
     flat = _widened(plan) if plan.flat is not None else _fixed_dictionary(buf, plan, codec)
     table = plan.table
-    out = _decode_range(buf, table, 0, len(table.starts), codec, flat, plan.kdtype, plan.width,
+    got = _decode_range(buf, table, 0, len(table.starts), codec, flat, plan.kdtype, plan.width,
                         rows)
-    return None if out is None else ChunkValues(out.view(plan.result), None, None)
+    return None if got is None else ChunkValues(got[0].view(plan.result), got[1], None)
 
 
 def _fixed_dictionary(buf, plan, codec) -> np.ndarray:
@@ -287,12 +287,23 @@ def _decode(buf, col, chunk, num_rows, verify, rows, want_codes, ptype, is_strin
     dictionary, heap, form, identity = strings
     kdtype, width = _kernel_dtype(ptype, True, want_codes)
     flat = identity if want_codes else form[0]
-    out = _decode_range(buf, table, 0, len(table.starts), codec, flat, kdtype, width, rows)
-    if out is None:
+    got = _decode_range(buf, table, 0, len(table.starts), codec, flat, kdtype, width, rows)
+    if got is None:
         return None
+    out, nulls = got
+    if want_codes and nulls is not None:    # (NULL rows hold code 0: the views now)
+        return ChunkValues(_views_of_codes(dictionary, out), nulls, heap)
     if want_codes:          # the views are gathered by ColumnData when first read
-        return ChunkValues(None, None, heap, out, dictionary)
-    return ChunkValues(out.view(np.uint64).reshape(-1, 2), None, heap)
+        return ChunkValues(None, nulls, heap, out, dictionary)
+    return ChunkValues(out.view(np.uint64).reshape(-1, 2), nulls, heap)
+
+
+def _views_of_codes(dictionary, codes):
+    """The string views of ``codes``; a NULL row's code 0 may point into an
+    empty dictionary (every row NULL): empty views then."""
+    if len(dictionary) == 0:
+        return np.zeros((len(codes), 2), np.uint64)
+    return gather(dictionary, codes)
 
 
 # A string chunk's dictionary is decoded once per cached chunk buffer (kept
@@ -346,10 +357,10 @@ def _kernel_dtype(ptype: str, is_string: bool, codes: bool):
 
 
 def _decode_range(buf, table: PageTable, p0: int, p1: int, codec: str, flat, kdtype,
-                  width: int, sel) -> np.ndarray | None:
-    """The values of data pages [p0, p1) (only the rows the bool mask
-    ``sel`` keeps, when given), decompressed and decoded in one kernel call;
-    None on a defect."""
+                  width: int, sel):
+    """(values, nulls or None) of data pages [p0, p1) (only the rows the
+    bool mask ``sel`` keeps, when given), decompressed and decoded in one
+    kernel call; None on a defect."""
     starts, csizes, usizes = table.starts[p0:p1], table.csizes[p0:p1], table.usizes[p0:p1]
     nvals, encs = table.nvals[p0:p1], table.encs[p0:p1]
     whole = p0 == 0 and p1 == len(table.starts)      # the table's totals apply
@@ -359,13 +370,15 @@ def _decode_range(buf, table: PageTable, p0: int, p1: int, codec: str, flat, kdt
     else:
         n_keep = table.num_values if whole else int(nvals.sum())
     out = np.empty(n_keep + 1, kdtype)          # one slot of slack for the selecting kernels
+    levels = bool(np.any(encs >= _LEVELS))
+    nulls = np.empty(n_keep + 1, np.uint8) if levels else _NO_SEL
     sel_u8 = sel.view(np.uint8) if select else _NO_SEL
     if codec == "SNAPPY":
         largest = table.max_usize if whole else int(usizes.max(initial=0))
         scratch = np.empty(largest + 8, np.uint8)
         kept = _decode_snappy_pages(buf, starts, csizes, usizes, table.compressed[p0:p1], nvals,
                                     encs, flat, out, out.view(np.uint8), sel_u8, select, width,
-                                    scratch)
+                                    scratch, nulls)
     else:
         if codec == "UNCOMPRESSED":
             if not np.array_equal(csizes, usizes):
@@ -374,8 +387,11 @@ def _decode_range(buf, table: PageTable, p0: int, p1: int, codec: str, flat, kdt
         else:
             src, starts = _page_bytes(buf, table, p0, p1, codec)
         kept = _decode_pages(src, starts, usizes, nvals, encs, flat, out, out.view(np.uint8),
-                             sel_u8, select, width)
-    return out[:kept] if kept == n_keep else None
+                             sel_u8, select, width, nulls)
+    if kept != n_keep:
+        return None
+    nulls = nulls[:kept] if levels and nulls[:kept].any() else None
+    return out[:kept], nulls
 
 
 def _decompress_into(codec: str, body, usize: int, out) -> None:
@@ -404,20 +420,55 @@ def _page_bytes(buf, table: PageTable, p0: int, p1: int, codec: str):
 
 
 @njit(nogil=True, cache=True)
-def _decode_page(src, pos, end, n, enc, dictionary, out, out_bytes, j, sel, r, use_sel, width):
-    """Decode one data page (src[pos:end], n values) into out[j:]: PLAIN
+def _decode_page(src, pos, end, n, enc, dictionary, out, out_bytes, j, sel, r, use_sel, width,
+                 nulls):
+    """Decode one data page (src[pos:end], n rows) into out[j:]: PLAIN
     (``width``-byte values copied) or dictionary-encoded (the fused gather of
     scan/column).  With ``use_sel`` only rows r + k with sel[r + k] != 0 are
-    kept.  Returns the number of values kept, or -1 on a defect.  An
-    encoding code with _LEVELS added: RLE definition levels (bit width 1)
-    come first, and the page is taken only when all n of them are 1."""
+    kept.  Returns the number of rows kept, or -1 on a defect.  An encoding
+    code with _LEVELS added: the v1 definition levels come first; the page's
+    rows get nulls[j:] (1 = NULL; the value slot holds 0) and its dense
+    values are spread over the defined rows."""
     if end > src.shape[0]:
         return -1
-    if enc >= _LEVELS:
-        pos = _skip_all_defined(src, pos, end, n)
-        if pos < 0:
-            return -1
-        enc -= _LEVELS
+    if enc < _LEVELS:
+        return _decode_values(src, pos, end, n, enc, dictionary, out, out_bytes, j, sel, r,
+                              use_sel, width)
+    defined = np.empty(n, np.uint8)
+    vpos, valid = v1_defined(src, pos, end, n, defined)
+    if vpos < 0:
+        return -1
+    enc -= _LEVELS
+    if valid == n:                              # no NULL in this page
+        kept = _decode_values(src, vpos, end, n, enc, dictionary, out, out_bytes, j, sel, r,
+                              use_sel, width)
+        if kept > 0:
+            nulls[j:j + kept] = 0
+        return kept
+    tmp = np.empty(n, out.dtype)                # dense values at the end, spread forward
+    d = n - valid
+    if valid and _decode_values(src, vpos, end, valid, enc, dictionary, tmp, tmp.view(np.uint8),
+                                d, sel, 0, False, width) != valid:
+        return -1
+    for k in range(n):
+        if defined[k]:
+            tmp[k] = tmp[d]
+            d += 1
+        else:
+            tmp[k] = 0
+    jj = j
+    for k in range(n):
+        if use_sel and sel[r + k] == 0:
+            continue
+        out[jj] = tmp[k]
+        nulls[jj] = 1 - defined[k]
+        jj += 1
+    return jj - j
+
+
+@njit(nogil=True, cache=True)
+def _decode_values(src, pos, end, n, enc, dictionary, out, out_bytes, j, sel, r, use_sel, width):
+    """_decode_page's values: n of them, no levels."""
     if enc == 1:
         if use_sel:
             return _dictionary_page_kernel(src, pos, end, n, dictionary, out[j:],
@@ -443,52 +494,6 @@ def _decode_page(src, pos, end, n, enc, dictionary, out, out_bytes, j, sel, r, u
 
 
 @njit(nogil=True, cache=True)
-def _skip_all_defined(src, pos, end, n):
-    """Past the v1 definition levels at src[pos:] (4-byte length, then the
-    RLE / bit-packed hybrid at bit width 1) when all n levels are 1 (no
-    NULL); -1 when one is 0 or the levels are malformed."""
-    if pos + 4 > end:
-        return -1
-    length = np.int64(load4(src, pos)) & 0xFFFFFFFF
-    p = pos + 4
-    stop = p + length
-    if stop > end:
-        return -1
-    seen = 0
-    while seen < n:
-        header = 0
-        shift = 0
-        while True:                          # ULEB128 run header
-            if p >= stop or shift > 56:
-                return -1
-            b = np.int64(src[p])
-            p += 1
-            header |= (b & 0x7F) << shift
-            shift += 7
-            if b < 0x80:
-                break
-        count = header >> 1
-        if header & 1 == 0:                  # RLE run: one value byte
-            if p >= stop or src[p] != 1 or count == 0:
-                return -1
-            p += 1
-            seen += count
-        else:                                # bit-packed: `count` groups of 8, one byte each
-            if count == 0 or p + count > stop:
-                return -1
-            for g in range(count):
-                need = min(8, n - seen)
-                if need <= 0:
-                    break
-                mask = (1 << need) - 1
-                if (np.int64(src[p + g]) & mask) != mask:
-                    return -1
-                seen += need
-            p += count
-    return stop
-
-
-@njit(nogil=True, cache=True)
 def _plain_decimals(src, pos, end, n, tl, out, j, sel, r, use_sel):
     """PLAIN FIXED_LEN_BYTE_ARRAY decimals of ``tl`` bytes (big-endian two's
     complement) into int64 ``out[j:]``; -1 when one does not fit 64 bits."""
@@ -509,7 +514,7 @@ def _plain_decimals(src, pos, end, n, tl, out, j, sel, r, use_sel):
 
 @njit(nogil=True, cache=True)
 def _decode_pages(src, starts, usizes, nvals, encs, dictionary, out, out_bytes, sel, use_sel,
-                  width):
+                  width, nulls):
     """Decode every data page of a required chunk into ``out``; page i's
     bytes are src[starts[i]:starts[i] + usizes[i]].  ``out`` has one slot of
     slack.  Returns the number of values kept, or -1 on a defect."""
@@ -517,7 +522,7 @@ def _decode_pages(src, starts, usizes, nvals, encs, dictionary, out, out_bytes, 
     r = 0
     for i in range(starts.shape[0]):
         kept = _decode_page(src, starts[i], starts[i] + usizes[i], nvals[i], encs[i],
-                            dictionary, out, out_bytes, j, sel, r, use_sel, width)
+                            dictionary, out, out_bytes, j, sel, r, use_sel, width, nulls)
         if kept < 0:
             return -1
         j += kept
@@ -527,7 +532,7 @@ def _decode_pages(src, starts, usizes, nvals, encs, dictionary, out, out_bytes, 
 
 @njit(nogil=True, cache=True)
 def _decode_snappy_pages(buf, starts, csizes, usizes, compressed, nvals, encs, dictionary,
-                         out, out_bytes, sel, use_sel, width, scratch):
+                         out, out_bytes, sel, use_sel, width, scratch, nulls):
     """_decode_pages for a SNAPPY chunk: each page is decompressed into
     ``scratch`` (big enough for the largest page) and decoded while it is
     still in cache -- one call for the whole chunk."""
@@ -543,7 +548,7 @@ def _decode_snappy_pages(buf, starts, csizes, usizes, compressed, nvals, encs, d
                 return -1
             copy_bytes(scratch, 0, buf, starts[i], usize)
         kept = _decode_page(scratch, 0, usize, nvals[i], encs[i], dictionary, out, out_bytes,
-                            j, sel, r, use_sel, width)
+                            j, sel, r, use_sel, width, nulls)
         if kept < 0:
             return -1
         j += kept
@@ -555,19 +560,16 @@ def _decode_snappy_pages(buf, starts, csizes, usizes, compressed, nvals, encs, d
 
 def range_table(state) -> PageTable | None:
     """The PageTable of a ChunkState's chunk when whole pages of it can go
-    through the kernel (a required flat column, or an optional one whose
-    statistics count no NULL, whose pages are the state's page slots), else
-    None; decided once per state.  (A page with a NULL fails in the kernel;
-    read_range then takes it page by page.)"""
+    through the kernel (a required or optional flat column whose pages are
+    the state's page slots), else None; decided once per state."""
     table = getattr(state, "_required_table", False)
     if table is not False:
         return table
     table = None
     col = state.col
     is_string = col.physical_type == "BYTE_ARRAY" and col.type_name == "string"
-    optional = col.max_def_level == 1
-    if (col.max_def_level == 0 or (optional and not state.chunk.null_count)) and \
-            col.max_rep_level == 0 and (is_string or fixed_kind(col) is not None):
+    if col.max_def_level <= 1 and col.max_rep_level == 0 and \
+            (is_string or fixed_kind(col) is not None):
         try:
             table = page_table(state.buf, state.chunk.num_values, state.verify,
                                col.max_def_level)
@@ -617,12 +619,15 @@ def decode_whole_pages(state, table: PageTable, p0: int, p1: int, sel, to_storag
         flat = form[0]
     if flat is None:
         flat = np.empty(0, kdtype)
-    out = _decode_range(state.buf, table, p0, p1, codec, flat, kdtype, width, sel)
-    if out is None:
+    got = _decode_range(state.buf, table, p0, p1, codec, flat, kdtype, width, sel)
+    if got is None:
         return None
+    out, nulls = got
     if not is_string:
         values, _ = to_storage(out.view(result), None, col)
-        return values, None, None, None
+        return values, nulls, None, None
+    if codes and nulls is not None:
+        return _views_of_codes(state.dictionary[2], out), nulls, heap, None
     if codes:                       # views gathered when first read (ColumnData)
-        return None, None, heap, out
-    return out.view(np.uint64).reshape(-1, 2), None, heap, None
+        return None, nulls, heap, out
+    return out.view(np.uint64).reshape(-1, 2), nulls, heap, None

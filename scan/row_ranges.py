@@ -412,6 +412,7 @@ def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes
             if part is not None:            # (None: a defect, the page path names it)
                 if part:
                     parts.append(part)
+                    any_nulls |= part[1] is not None
                     all_codes &= part[3] is not None
                 for p in range(i, k):
                     state.consumed(p, slots[p].num_rows)

@@ -144,10 +144,20 @@ def test_other_codecs(tmp_path, codec, version):
     assert _check_file(path) > 0
 
 
-def test_nullable_uses_the_general_path(tmp_path):
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+def test_nullable_v1_pages_take_the_kernel_v2_the_general_path(tmp_path, version):
     path = str(tmp_path / "t.parquet")
-    pq.write_table(pa.table({"x": pa.array([1, None, 3], pa.int64())}), path)
-    assert _check_file(path, expect_fast=False) == 0
+    pq.write_table(pa.table({"x": pa.array([1, None, 3], pa.int64())}), path,
+                   data_page_version=version)
+    pf = open_parquet(path)
+    buf, col, ch = _chunk(pf, 0, 0)
+    got = decode_required_chunk(buf, col, ch, 3, True, None, False)
+    if version == "2.0":
+        assert got is None
+        return
+    assert got.nulls.tolist() == [0, 1, 0] and got.values.tolist() == [1, 0, 3]
+    sel = decode_required_chunk(buf, col, ch, 3, True, np.array([False, True, True]), False)
+    assert sel.nulls.tolist() == [1, 0] and sel.values.tolist() == [0, 3]
 
 
 def _corrupt_page(tmp_path, checksum: bool):
@@ -443,19 +453,23 @@ def _optional_table(n: int, nulls: bool, seed: int = 0) -> pa.Table:
         if nulls:
             arr = pa.array(arr.to_pylist(), f.type, mask=rng.random(n) < 0.02)
         cols[f.name] = arr
-    return pa.table(cols, schema=pa.schema([pa.field(f.name, f.type, nullable=True)
-                                             for f in base.schema]))
+    fields = [pa.field(f.name, f.type, nullable=True) for f in base.schema]
+    if nulls:                                   # columns of NULLs only (empty dictionaries)
+        cols["none_s"] = pa.nulls(n, pa.string())
+        cols["none_i"] = pa.nulls(n, pa.int64())
+        fields += [pa.field("none_s", pa.string()), pa.field("none_i", pa.int64())]
+    return pa.table(cols, schema=pa.schema(fields))
 
 
 @pytest.mark.parametrize("version", ["1.0", "2.0"])
 @pytest.mark.parametrize("dictionary", [True, False])
 @pytest.mark.parametrize("nulls,stats", [(False, True), (True, True), (True, False)])
-def test_optional_columns_without_nulls_take_the_kernel(tmp_path, version, dictionary, nulls,
+def test_optional_columns_take_the_kernel(tmp_path, version, dictionary, nulls,
                                                         stats):
-    """Optional flat columns: a chunk without NULLs (v1 pages: definition
-    levels all 1) decodes in the one-kernel path; one with NULLs (or v2
-    pages with levels) goes to the general path.  Both equal pyarrow, whole
-    and with a selection, and so do row ranges."""
+    """Optional flat columns in v1 pages decode in the one-kernel path, with
+    or without NULLs (the definition levels read in the kernel); v2 pages
+    with levels go to the general path.  Both equal pyarrow, whole and with
+    a selection, and so do row ranges."""
     import scan.required_chunk as RC
     path = str(tmp_path / "t.parquet")
     table = _optional_table(30_000, nulls, seed=3)
@@ -477,7 +491,7 @@ def test_optional_columns_without_nulls_take_the_kernel(tmp_path, version, dicti
             if name == "d":
                 want = [None if v is None else (v - __import__("datetime").date(1970, 1, 1)).days
                         for v in want]
-            if name == "s":
+            if name in ("s", "none_s"):
                 want = [None if v is None else v.encode() for v in want]
             got = pf.read_column(0, c).to_pylist()
             assert got == want, name
@@ -489,31 +503,42 @@ def test_optional_columns_without_nulls_take_the_kernel(tmp_path, version, dicti
         RC._decode, RR.decode_whole_pages = orig, orig_whole
     took = [h for h in hits if h is not None]
     took_whole = [w for w in whole if w is not None]
-    if not nulls and version == "1.0":
-        assert took and took_whole, "chunks without NULLs take the kernel, row ranges too"
-    if nulls:
-        assert not took and not took_whole, "a chunk with NULLs must not"
+    if version == "1.0":
+        assert took and took_whole, "v1 chunks take the kernel, row ranges too"
+        if nulls:
+            assert any(h.nulls is not None for h in took)
+            assert any(w[1] is not None for w in took_whole)
+    else:
+        assert not took and not took_whole, "v2 pages with levels go the general way"
 
 
-def test_all_defined_levels_are_checked():
-    """_skip_all_defined: RLE runs and bit-packed groups of 1s pass (a
-    partial last group's padding ignored); a 0 level, a truncated run or a
-    length past the page fail."""
-    from scan.required_chunk import _skip_all_defined
-
-    def page(levels: bytes, values=b"VALUES"):
-        return np.frombuffer(len(levels).to_bytes(4, "little") + levels + values, np.uint8)
-
-    rle = bytes([(10 << 1), 1])                              # 10 x 1
-    assert _skip_all_defined(page(rle), 0, 12, 10) == 6
-    packed = bytes([(2 << 1) | 1, 0xFF, 0b00011111])          # 13 values: 8 + 5, padding 0
-    assert _skip_all_defined(page(packed), 0, 13, 13) == 7
-    both = rle + packed
-    assert _skip_all_defined(page(both), 0, 15, 23) == 9
-    for bad in (bytes([(10 << 1), 0]),                       # a run of 0s: NULLs
-                bytes([(2 << 1) | 1, 0xFF, 0b00010111]),     # a 0 among the packed
-                bytes([(10 << 1)]),                          # the run's value is missing
-                bytes([(3 << 1), 1])):                       # too few levels
-        assert _skip_all_defined(page(bad), 0, 12, 10 if bad[0] >> 1 in (3, 10) else 13) == -1
-    arr = page(rle)
-    assert _skip_all_defined(arr[:5], 0, 5, 10) == -1          # the length runs past the page
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(1, 40), st.integers(0, 1)), min_size=1,
+                max_size=12), st.integers(0, 2 ** 31))
+def test_v1_definition_levels(runs, seed):
+    """scan.levels.v1_defined against the runs that made the bytes: RLE runs
+    and bit-packed groups (padding bits ignored), with the values' position
+    after the levels; malformed levels give -1."""
+    from scan.levels import v1_defined
+    rng = np.random.default_rng(seed)
+    body, want = b"", []
+    for packed, count, value in runs:
+        if packed:
+            bits = rng.integers(0, 2, count * 8)
+            groups = np.packbits(bits.astype(np.uint8), bitorder="little").tobytes()
+            body += bytes([(count << 1) | 1]) + groups
+            want += bits.tolist()
+        else:
+            body += bytes([count << 1, value])
+            want += [value] * count
+    n = len(want) - int(rng.integers(0, 8)) if len(want) > 8 else len(want)
+    page = np.frombuffer(len(body).to_bytes(4, "little") + body + b"VALUES", np.uint8)
+    defined = np.empty(n, np.uint8)
+    pos, valid = v1_defined(page, 0, len(page), n, defined)
+    assert pos == 4 + len(body) and valid == sum(want[:n])
+    assert defined.tolist() == want[:n]
+    assert v1_defined(page[:3 + len(body)], 0, 3 + len(body), n, defined)[0] == -1
+    assert v1_defined(page, 0, len(page), len(want) + 1, np.empty(len(want) + 1, np.uint8))[0] \
+        == -1                                            # fewer levels than rows
+    bad = np.frombuffer((2).to_bytes(4, "little") + bytes([2, 2]), np.uint8)   # a level of 2
+    assert v1_defined(bad, 0, 6, 1, defined)[0] == -1
