@@ -115,6 +115,12 @@ class Pipeline:
         ctx = getattr(self.source, "ctx", None)
         return SmallBlocks(getattr(ctx, "memory", None))
 
+    @staticmethod
+    def drop_small(small: "SmallBlocks | None") -> None:
+        """A failed run: the waiting blocks go, and their reservation."""
+        if small is not None:
+            small.take()
+
     def flush_small(self, small: "SmallBlocks | None", sink: Sink, local) -> None:
         """The worker's waiting small blocks, once it has no morsel left."""
         block = small.take() if small is not None else None

@@ -140,10 +140,14 @@ def run_pipeline(pipeline: Pipeline, threads: int):
     if threads == 1:
         local = sink.make_local()
         small = pipeline.small_blocks(sink)
-        for i, m in enumerate(morsels):
-            if sink.done():
-                break
-            pipeline.run_morsel(m, i, sink, local, small)
+        try:
+            for i, m in enumerate(morsels):
+                if sink.done():
+                    break
+                pipeline.run_morsel(m, i, sink, local, small)
+        except BaseException:
+            pipeline.drop_small(small)
+            raise
         pipeline.flush_small(small, sink, local)
         return sink.merge([local])
 
@@ -164,8 +168,11 @@ def run_pipeline(pipeline: Pipeline, threads: int):
                 pipeline.run_morsel(morsels[i], i, sink, local, small)
             except BaseException:
                 failed.set()
+                pipeline.drop_small(small)
                 raise
-        if not failed.is_set():
+        if failed.is_set():
+            pipeline.drop_small(small)
+        else:
             pipeline.flush_small(small, sink, local)
         return local
 

@@ -62,3 +62,45 @@ def test_selective_scans_answer_the_same_batched(tpch_sf001, threads):
         finally:
             P.BATCH_ROWS = old
         assert batched == alone, q
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_failed_run_releases_the_waiting_blocks(threads):
+    from engine.pipeline import Pipeline, Sink, Source
+    from engine.scheduler import run_pipeline
+    mem = MemoryTracker(1 << 30)
+
+    class Ctx:
+        memory = mem
+
+    class Src(Source):
+        ctx = Ctx()
+
+        def morsels(self):
+            return list(range(6))
+
+        def blocks(self, m):
+            if m == 4:
+                raise RuntimeError("a bad morsel")
+            yield _block(m * 10, 10)
+
+    class Agg(Sink):
+        takes_batches = True
+
+        def make_local(self):
+            return []
+
+        def consume(self, local, block, seq):
+            local.append(block)
+
+        def merge(self, locals_):
+            return locals_
+
+    with pytest.raises(RuntimeError):
+        run_pipeline(Pipeline(Src(), [], Agg()), threads)
+    assert mem.used == 0
+    got = run_pipeline(Pipeline(type("Ok", (Src,), {"blocks": lambda self, m:
+                                                     iter([_block(m * 10, 10)])})(), [], Agg()),
+                       threads)
+    rows = sorted(int(v) for loc in got for b in loc for v in b.columns[0].data)
+    assert rows == list(range(60)) and mem.used == 0
