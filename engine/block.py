@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from planner.types import DataType
+from scan.selection import compress_rows
 
 
 @dataclass
@@ -93,7 +94,6 @@ def rows_of(arrays: list, idx: np.ndarray, kept: int | None = None) -> list:
     """Each array (or None) at rows idx: positions, or a bool mask (through
     the branchless scan.selection.compress_rows; ``kept``: its count)."""
     if idx.dtype == np.bool_:
-        from scan.selection import compress_rows
         if kept is None:
             kept = int(np.count_nonzero(idx))
         return [None if a is None else compress_rows(a, idx, kept) for a in arrays]

@@ -173,7 +173,9 @@ class SmallBlocks:
 
 
 def _held_bytes(block: Block) -> int:
-    """Bytes of a block's arrays (a scan's coded strings: their codes)."""
+    """Bytes of a block's arrays (a scan's coded strings: their codes).
+    Not engine.operators.collect.block_nbytes: that one reads ``data``,
+    which gathers a coded column's views, in the worker on purpose."""
     total = 0
     for c in block.columns:
         arr = getattr(c, "codes", None)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from scan.encodings.rle import decode_hybrid
+from scan.encodings.rle import _hybrid_kernel, decode_hybrid
 from scan.errors import FileFormatError
 
 
@@ -128,56 +128,18 @@ def scatter_dense(dense_values: np.ndarray, nulls: np.ndarray) -> np.ndarray:
 @njit(nogil=True, cache=True)
 def v1_defined(src, pos, end, n, defined):
     """The n definition levels of a flat optional column's v1 data page
-    (bit width 1: 4-byte length, then the RLE / bit-packed hybrid) at
-    src[pos:end] into ``defined`` (1 = a value, 0 = NULL).  Returns (where
-    the values start, how many rows are defined), or (-1, 0) when the
-    levels are malformed."""
+    (bit width 1: 4-byte length, then the RLE / bit-packed hybrid, decoded
+    by scan.encodings.rle's kernel) at src[pos:end] into ``defined`` (int32;
+    1 = a value, 0 = NULL).  Returns (where the values start, how many rows
+    are defined), or (-1, 0) when the levels are malformed."""
     if pos + 4 > end:
         return -1, 0
     length = (np.int64(src[pos]) | (np.int64(src[pos + 1]) << 8)
               | (np.int64(src[pos + 2]) << 16) | (np.int64(src[pos + 3]) << 24))
-    p = pos + 4
-    stop = p + length
-    if stop > end:
+    stop = pos + 4 + length
+    if stop > end or _hybrid_kernel(src, pos + 4, stop, 1, n, defined) < 0:
         return -1, 0
-    k = 0
     valid = 0
-    while k < n:
-        header = 0
-        shift = 0
-        while True:                          # ULEB128 run header
-            if p >= stop or shift > 56:
-                return -1, 0
-            b = np.int64(src[p])
-            p += 1
-            header |= (b & 0x7F) << shift
-            shift += 7
-            if b < 0x80:
-                break
-        count = header >> 1
-        if count == 0:
-            return -1, 0
-        if header & 1 == 0:                  # RLE run: one value byte
-            if p >= stop or src[p] > 1:
-                return -1, 0
-            v = src[p]
-            p += 1
-            m = min(count, n - k)
-            for t in range(m):
-                defined[k + t] = v
-            valid += m * np.int64(v)
-            k += m
-        else:                                # bit-packed: `count` groups of 8, a byte each
-            if p + count > stop:
-                return -1, 0
-            for g in range(count):
-                byte = np.int64(src[p + g])
-                for bit in range(8):
-                    if k >= n:
-                        break
-                    v = (byte >> bit) & 1
-                    defined[k] = v
-                    valid += v
-                    k += 1
-            p += count
+    for k in range(n):
+        valid += defined[k]
     return stop, valid

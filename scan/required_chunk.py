@@ -1,6 +1,7 @@
-"""Whole-chunk decode of a required flat column: the common case (no NULLs,
-no repetition; INT32/INT64/FLOAT/DOUBLE in PLAIN or dictionary pages, or
-strings in dictionary pages) in one kernel call per column chunk.
+"""Whole-chunk decode of a flat column: the common case (no repetition;
+required, or optional in v1 data pages, whose definition levels the kernel
+reads; INT32/INT64/FLOAT/DOUBLE and small decimals in PLAIN or dictionary
+pages, or strings in dictionary pages) in one kernel call per column chunk.
 
 The general path (scan/column.decode_chunk) walks the pages in Python and
 calls a kernel per page.  At several pages per chunk that Python, and the
@@ -31,6 +32,7 @@ from scan.encodings.dictionary import gather
 from scan.encodings.plain import be_decimal_at, decode_plain_decimal
 from scan.codecs import decompress
 from scan.io.buffer_manager import charge
+from scan.kept_dictionary import narrowed as _narrowed, widened as _widened
 from scan.errors import FileFormatError, UnsupportedFeatureError
 from scan.levels import v1_defined
 from scan.memops import copy_bytes, load4, load8, store4, store8
@@ -166,8 +168,9 @@ def decode_required_chunk(buf: np.ndarray, col, chunk, num_rows: int, verify: bo
 class _FixedPlan:
     """What decoding a fixed-width chunk takes besides its bytes, worked out
     once per cached chunk buffer (kept beside its page table in the chunk
-    memo): a chunk read is then a memo lookup, the dictionary page's
-    decompression and one kernel call, with no per-read checks in Python."""
+    memo): a chunk read is then a memo lookup and one kernel call, with no
+    per-read checks in Python; the dictionary, once decoded, is kept here
+    too (``flat``/``base``, see _fixed_dictionary and scan/kept_dictionary)."""
     __slots__ = ("table", "kdtype", "width", "result", "dict_n", "dict_body", "flat", "base")
 
     def __init__(self, table: PageTable, col):
@@ -204,7 +207,8 @@ def _decode_fixed(buf, chunk, num_rows, verify, rows, col, codec):
     plan = _fixed_plan(buf, chunk.num_values, verify, col)
     if plan is None or plan.table.num_values != num_rows:
         return None
-    flat = _widened(plan) if plan.flat is not None else _fixed_dictionary(buf, plan, codec)
+    flat = (_widened(plan.flat, plan.base, plan.kdtype) if plan.flat is not None
+            else _fixed_dictionary(buf, plan, codec))
     table = plan.table
     got = _decode_range(buf, table, 0, len(table.starts), codec, flat, plan.kdtype, plan.width,
                         rows)
@@ -229,7 +233,7 @@ def _fixed_dictionary(buf, plan, codec) -> np.ndarray:
         _decompress_into(codec, buf[body_pos:body_pos + csize], usize, flat.view(np.uint8))
     else:
         flat = np.empty(0, plan.kdtype)
-    kept, base = _narrowed(flat)
+    kept, base = _narrowed(flat)    # (_widened(plan) gives it back)
     with _KEEP_LOCK:
         if plan.flat is None and charge(buf, kept.nbytes):
             plan.flat, plan.base = kept, base
@@ -237,41 +241,6 @@ def _fixed_dictionary(buf, plan, codec) -> np.ndarray:
 
 
 _KEEP_LOCK = threading.Lock()
-# A kept dictionary of more entries than this is stored as offsets from its
-# minimum in the narrowest unsigned type (uint16, uint32) that holds them (keys and prices
-# of a row group span far less than their int64: l_partkey and
-# l_extendedprice keep 4 of 8 bytes per entry), and widened on each read --
-# a pass over the entries, a tenth of the time decompressing them took.
-NARROW_DICTIONARY_MIN = 1024
-
-
-def _narrowed(flat: np.ndarray):
-    """(array kept, base or None): ``flat`` itself, or its entries minus
-    ``base`` in uint8/16/32 when their span fits."""
-    if len(flat) <= NARROW_DICTIONARY_MIN:
-        return flat, None
-    lo, hi = int(flat.min()), int(flat.max())
-    span = hi - lo
-    for dt in (np.uint16, np.uint32):       # (distinct entries: a span of more than 255)
-        if span <= np.iinfo(dt).max and np.dtype(dt).itemsize < flat.itemsize:
-            return (flat.astype(np.int64) - lo).astype(dt), lo
-    return flat, None
-
-
-def _widened(plan) -> np.ndarray:
-    """The kept dictionary as kernel values."""
-    if plan.base is None:
-        return plan.flat
-    out = np.empty(len(plan.flat), plan.kdtype)
-    _widen(plan.flat, plan.base, out)
-    return out
-
-
-@njit(nogil=True, cache=True)
-def _widen(offsets, base, out):
-    """out[i] = base + offsets[i] (numpy's mixed-type add holds the GIL)."""
-    for i in range(len(offsets)):
-        out[i] = base + np.int64(offsets[i])
 
 
 def _decode(buf, col, chunk, num_rows, verify, rows, want_codes, ptype, is_string, codec):
@@ -434,7 +403,7 @@ def _decode_page(src, pos, end, n, enc, dictionary, out, out_bytes, j, sel, r, u
     if enc < _LEVELS:
         return _decode_values(src, pos, end, n, enc, dictionary, out, out_bytes, j, sel, r,
                               use_sel, width)
-    defined = np.empty(n, np.uint8)
+    defined = np.empty(n, np.int32)
     vpos, valid = v1_defined(src, pos, end, n, defined)
     if vpos < 0:
         return -1

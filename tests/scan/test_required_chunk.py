@@ -427,7 +427,7 @@ def test_charge_counts_until_the_page_leaves():
 def test_kept_dictionary_narrows_and_widens_exactly(dtype, n, span, start):
     """A kept dictionary stored as offsets in a narrower type widens back to
     the same kernel values, at every span and at the edges of the type."""
-    from scan.required_chunk import _narrowed, _widened, _FixedPlan
+    from scan.kept_dictionary import narrowed, widened
     info = np.iinfo(dtype)
     lo = max(min(start, info.max), info.min)
     hi = min(lo + span, info.max)
@@ -435,10 +435,8 @@ def test_kept_dictionary_narrows_and_widens_exactly(dtype, n, span, start):
     flat = rng.integers(lo, hi, n, endpoint=True, dtype=np.int64).astype(dtype)
     if n:
         flat[0], flat[-1] = lo, hi
-    kept, base = _narrowed(flat)
-    plan = _FixedPlan.__new__(_FixedPlan)
-    plan.flat, plan.base, plan.kdtype = kept, base, dtype
-    got = _widened(plan)
+    kept, base = narrowed(flat)
+    got = widened(kept, base, dtype)
     assert got.dtype == dtype and np.array_equal(got, flat)
     assert kept.nbytes <= flat.nbytes
 
@@ -533,12 +531,12 @@ def test_v1_definition_levels(runs, seed):
             want += [value] * count
     n = len(want) - int(rng.integers(0, 8)) if len(want) > 8 else len(want)
     page = np.frombuffer(len(body).to_bytes(4, "little") + body + b"VALUES", np.uint8)
-    defined = np.empty(n, np.uint8)
+    defined = np.empty(n, np.int32)
     pos, valid = v1_defined(page, 0, len(page), n, defined)
     assert pos == 4 + len(body) and valid == sum(want[:n])
     assert defined.tolist() == want[:n]
     assert v1_defined(page[:3 + len(body)], 0, 3 + len(body), n, defined)[0] == -1
-    assert v1_defined(page, 0, len(page), len(want) + 1, np.empty(len(want) + 1, np.uint8))[0] \
+    assert v1_defined(page, 0, len(page), len(want) + 1, np.empty(len(want) + 1, np.int32))[0] \
         == -1                                            # fewer levels than rows
     bad = np.frombuffer((2).to_bytes(4, "little") + bytes([2, 2]), np.uint8)   # a level of 2
     assert v1_defined(bad, 0, 6, 1, defined)[0] == -1
