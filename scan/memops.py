@@ -54,6 +54,18 @@ def _store(bits):
     return store
 
 
+@intrinsic
+def load8_be(typingctx, arr, off):
+    """The 8 bytes at arr[off] as a big-endian uint64 (one load and a bswap)."""
+    sig = types.uint64(arr, off)
+
+    def codegen(context, builder, signature, args):
+        p = _byte_pointer(context, builder, signature.args[0], args[0], args[1])
+        return builder.bswap(builder.load(builder.bitcast(p, ir.IntType(64).as_pointer()),
+                                          align=1))
+    return sig, codegen
+
+
 load1 = intrinsic(_load(8))
 load4 = intrinsic(_load(32))
 load8 = intrinsic(_load(64))

@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit
 
 from scan.errors import FileFormatError
+from scan.memops import load8_be
 from scan.views import make_view
 
 JULIAN_EPOCH_DAY = 2440588          # julian day number of 1970-01-01
@@ -60,7 +61,12 @@ def _fixed_len_kernel(buf, pos, type_length, count, out):
 def be_decimal_at(buf, p, type_length):
     """(value, fits): the big-endian two's complement integer of
     ``type_length`` bytes at buf[p] as int64; fits is False when it needs
-    more than 64 bits."""
+    more than 64 bits.  Up to 8 bytes with 8 bytes of buffer before their
+    end (every value but a page's first few): one big-endian load ending at
+    the value, shifted up and arithmetically back to sign-extend."""
+    if type_length <= 8 and p + type_length >= 8:
+        s = np.int64(64 - 8 * type_length)
+        return np.int64(load8_be(buf, p + type_length - 8) << np.uint64(s)) >> s, True
     drop = type_length - 8 if type_length > 8 else 0
     negative = buf[p] >= 128
     sign = 0xFF if negative else 0
