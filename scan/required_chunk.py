@@ -33,6 +33,7 @@ from scan.encodings.plain import be_decimal_at, decode_plain_decimal
 from scan.codecs import decompress
 from scan.io.buffer_manager import charge
 from scan.kept_dictionary import narrowed as _narrowed, widened as _widened
+from scan.kept_pages import kept_pages
 from scan.errors import FileFormatError, UnsupportedFeatureError
 from scan.levels import v1_defined
 from scan.memops import copy_bytes, load4, load8, store4, store8
@@ -41,6 +42,7 @@ from scan.pages import (DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, _chunk_memo, _
                          _page_recipe, check_crc)
 
 _PLAIN, _DICT = 0, 1
+_NO_PAGES, _NO_PAGES_U8 = np.zeros(0, np.int64), np.zeros(0, np.uint8)
 # added to a page's encoding code: the page is a DATA_PAGE (v1) of an optional
 # column, its RLE definition levels (4-byte length first) precede the values
 # (scan.levels.v1_defined reads them in the kernel)
@@ -345,9 +347,16 @@ def _decode_range(buf, table: PageTable, p0: int, p1: int, codec: str, flat, kdt
     if codec == "SNAPPY":
         largest = table.max_usize if whole else int(usizes.max(initial=0))
         scratch = np.empty(largest + 8, np.uint8)
+        pages = kept_pages(buf, _chunk_memo(buf), table, _DICT) if width else None
+        if pages is None:
+            arena, offsets, filled = scratch, _NO_PAGES, _NO_PAGES_U8
+        else:
+            arena, offsets, filled = pages.arena, pages.offsets[p0:p1], pages.filled[p0:p1]
         kept = _decode_snappy_pages(buf, starts, csizes, usizes, table.compressed[p0:p1], nvals,
                                     encs, flat, out, out.view(np.uint8), sel_u8, select, width,
-                                    scratch, nulls)
+                                    scratch, nulls, arena, offsets, filled)
+        if pages is not None and kept == n_keep:
+            filled[:] = 1           # (after the kernel: see scan/kept_pages.py)
     else:
         if codec == "UNCOMPRESSED":
             if not np.array_equal(csizes, usizes):
@@ -501,22 +510,33 @@ def _decode_pages(src, starts, usizes, nvals, encs, dictionary, out, out_bytes, 
 
 @njit(nogil=True, cache=True)
 def _decode_snappy_pages(buf, starts, csizes, usizes, compressed, nvals, encs, dictionary,
-                         out, out_bytes, sel, use_sel, width, scratch, nulls):
+                         out, out_bytes, sel, use_sel, width, scratch, nulls, arena, offsets,
+                         filled):
     """_decode_pages for a SNAPPY chunk: each page is decompressed into
     ``scratch`` (big enough for the largest page) and decoded while it is
-    still in cache -- one call for the whole chunk."""
+    still in cache -- one call for the whole chunk.  A page with a slot in
+    the kept ``arena`` (``offsets[i]`` >= 0; no slots when ``offsets`` is
+    empty) is read from there, decompressed into it first unless
+    ``filled[i]`` (scan/kept_pages.py)."""
     j = 0
     r = 0
+    keeping = offsets.shape[0] > 0
     for i in range(starts.shape[0]):
         usize = usizes[i]
-        if compressed[i]:
+        src, pos = scratch, 0
+        if keeping and offsets[i] >= 0:
+            src, pos = arena, offsets[i]
+            if filled[i] == 0 and snappy_decompress(buf, starts[i], starts[i] + csizes[i],
+                                                    arena, pos, usize) < 0:
+                return -1
+        elif compressed[i]:
             if snappy_decompress(buf, starts[i], starts[i] + csizes[i], scratch, 0, usize) < 0:
                 return -1
         else:
             if csizes[i] != usize or starts[i] + usize > buf.shape[0]:
                 return -1
             copy_bytes(scratch, 0, buf, starts[i], usize)
-        kept = _decode_page(scratch, 0, usize, nvals[i], encs[i], dictionary, out, out_bytes,
+        kept = _decode_page(src, pos, pos + usize, nvals[i], encs[i], dictionary, out, out_bytes,
                             j, sel, r, use_sel, width, nulls)
         if kept < 0:
             return -1

@@ -146,10 +146,13 @@ class BufferManager:
     def charge_page(self, page: np.ndarray, nbytes: int) -> bool:
         """Count ``nbytes`` of derived state against the budget for as long
         as ``page`` (an array this manager returned) stays cached; False,
-        charging nothing, when it is not cached here (any more)."""
+        charging nothing, when it is not cached here (any more), or when
+        ``nbytes`` is more than a quarter of the budget (keeping it would
+        push out most of the cache)."""
         with self._lock:
             key = self._keys.get(id(page))
-            if key is None or self._pages.get(key) is not page:
+            if key is None or self._pages.get(key) is not page or \
+                    int(nbytes) > self.memory_budget_bytes // 4:
                 return False
             self._charged[key] = self._charged.get(key, 0) + int(nbytes)
             self._used += int(nbytes)

@@ -415,8 +415,9 @@ def test_charge_counts_until_the_page_leaves():
     b = bm.get(Source(), 300, 300)
     assert charge(a, 200) and bm.bytes_cached == 800
     assert not charge(np.empty(10, np.uint8), 5)          # no manager holds it
-    assert charge(b, 350)                                 # 1150 > 1000: the oldest page goes
-    assert bm.bytes_cached == 650 and not bm.charge_page(a, 1)
+    assert not charge(b, 251) and bm.bytes_cached == 800  # over a quarter of the budget
+    assert charge(b, 240)                                 # 1040 > 1000: the oldest page goes
+    assert bm.bytes_cached == 540 and not bm.charge_page(a, 1)
     bm.shrink(10)
     assert bm.bytes_cached == 0 and not charge(b, 1)
 

@@ -1,0 +1,163 @@
+"""Decompressed PLAIN pages kept with their cached chunk (scan/kept_pages.py):
+charged to the chunk, read instead of decompressing again, filled by
+concurrent range reads, never kept for strings, over a quarter of the budget
+or outside a buffer manager -- and the values always equal pyarrow's."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from decimal import Decimal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from scan import open_parquet
+from scan.io.buffer_manager import BufferManager
+from scan.pages import _chunk_memo
+from scan.required_chunk import decode_required_chunk, page_table
+from scan.row_ranges import clear_chunk_states
+
+
+def _table(n: int, nulls: bool, seed: int = 0) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    v = rng.integers(-10**12, 10**12, n)
+    mask = (rng.random(n) < 0.05) if nulls else None
+    return pa.table({
+        "i64": pa.array(v, pa.int64()),
+        "i32": pa.array((v % 100_000).astype(np.int32), pa.int32()),
+        "f64": pa.array(v / 7.0, pa.float64()),
+        "dec": pa.array([Decimal(int(x) % 10**13) / 100 for x in v], pa.decimal128(15, 2)),
+        "opt": pa.array(v * 3, pa.int64(), mask=mask),
+        "s": pa.array([f"s{x % 977}" for x in v]),
+    })
+
+
+def _write(tmp_path, table, **kw) -> str:
+    path = str(tmp_path / "t.parquet")
+    opts = dict(compression="snappy", use_dictionary=False, data_page_size=8 << 10)
+    opts.update(kw)
+    pq.write_table(table, path, **opts)
+    return path
+
+
+def _kept(pf, c, rg=0):
+    ch = pf.row_groups[rg].columns[c]
+    buf = pf.buffer_manager.get(pf.source, ch.start, ch.length)
+    memo = _chunk_memo(buf)
+    return buf, ch, memo.get("kept-plain-pages") if memo is not None else None
+
+
+def _want(table, name):
+    col = table.column(name)
+    if pa.types.is_decimal(col.type):
+        return [None if x is None else int(x.scaleb(2)) for x in col.to_pylist()]
+    return col.to_pylist()
+
+
+def _got(cv):
+    values = cv.values.tolist()
+    if cv.nulls is not None:
+        values = [None if nul else v for v, nul in zip(values, cv.nulls.tolist())]
+    return values
+
+
+@pytest.mark.parametrize("nulls", [False, True])
+def test_plain_pages_are_kept_charged_and_read_again(tmp_path, nulls):
+    n = 30_000
+    table = _table(n, nulls)
+    path = _write(tmp_path, table)
+    bm = BufferManager(256 << 20)
+    pf = open_parquet(path, bm)
+    rng = np.random.default_rng(1)
+    for name in ("i64", "i32", "f64", "dec", "opt"):
+        c = pf.column_index(name)
+        want = _want(table, name)
+        _kept(pf, c)                                     # the chunk cached first
+        before = bm.bytes_cached
+        assert _got(pf.read_column(0, c)) == want, name
+        buf, ch, kept = _kept(pf, c)
+        assert kept is not None and kept.filled.all(), name
+        assert len(kept.offsets) > 3 and (kept.offsets >= 0).all()
+        assert bm.bytes_cached == before + kept.arena.nbytes, name    # charged once
+        rows = rng.random(n) < 0.2
+        got = pf.read_column(0, c, rows)
+        assert _got(got) == [w for w, r in zip(want, rows) if r], name
+        assert _kept(pf, c)[2] is kept and bm.bytes_cached == before + kept.arena.nbytes
+        # later reads come from the arena: the compressed bytes are not read
+        saved = buf.copy()
+        buf[:] = 0
+        again = decode_required_chunk(buf, pf.columns[c], ch, n, True, None, False)
+        buf[:] = saved
+        assert again is not None and _got(again) == want, name
+    s = pf.column_index("s")
+    assert pf.read_column(0, s).values is not None
+    assert _kept(pf, s)[2] is None                       # strings: never kept
+    bm.invalidate()
+    assert bm.bytes_cached == 0                          # the arenas went with their chunks
+
+
+def test_concurrent_ranges_fill_the_pages_they_read(tmp_path):
+    """Morsel-like ranges read at once by several threads, cut inside pages
+    and across them: every range equals pyarrow, afterwards every page
+    wholly inside a range is kept, and reading them again gives the same
+    rows."""
+    n = 60_000
+    table = _table(n, True, seed=2)
+    path = _write(tmp_path, table, data_page_size=4 << 10)
+    bm = BufferManager(256 << 20)
+    pf = open_parquet(path, bm)
+    rng = np.random.default_rng(5)
+    cuts = np.unique(np.concatenate([[0, n], rng.integers(1, n, 24)]))
+    ranges = list(zip(cuts[:-1].tolist(), np.diff(cuts).tolist()))
+    for name in ("i64", "dec", "opt"):
+        c = pf.column_index(name)
+        want = _want(table, name)
+        for rnd in range(2):
+            clear_chunk_states()
+            with ThreadPoolExecutor(4) as pool:
+                got = list(pool.map(lambda r: _got(pf.read_column(0, c, None, True, *r)),
+                                    ranges))
+            assert sum(got, []) == want, (name, rnd)
+        buf, ch, kept = _kept(pf, c)
+        pages = page_table(buf, ch.num_values, True, pf.columns[c].max_def_level)
+        firsts = np.concatenate([[0], np.cumsum(pages.nvals)])
+        inside = [any(a <= firsts[i] and firsts[i + 1] <= a + k for a, k in ranges)
+                  for i in range(len(pages.nvals))]
+        assert kept is not None and sum(inside) > 10, name
+        assert kept.filled[np.array(inside)].all(), name    # (pages cut by a range: shared path)
+
+
+def test_dictionary_fallback_keeps_only_the_plain_pages(tmp_path):
+    n = 40_000
+    table = _table(n, False, seed=3)
+    path = _write(tmp_path, table, use_dictionary=True, dictionary_pagesize_limit=16 << 10)
+    bm = BufferManager(256 << 20)
+    pf = open_parquet(path, bm)
+    c = pf.column_index("i64")
+    assert _got(pf.read_column(0, c)) == _want(table, "i64")
+    kept = _kept(pf, c)[2]
+    assert kept is not None
+    assert (kept.offsets < 0).any() and (kept.offsets >= 0).any()   # dictionary pages: no slot
+    assert _got(pf.read_column(0, c)) == _want(table, "i64")
+
+
+def test_not_kept_over_a_quarter_of_the_budget_or_outside_a_manager(tmp_path):
+    n = 30_000
+    table = _table(n, False, seed=4)
+    path = _write(tmp_path, table)
+    chunk = pq.ParquetFile(path).metadata.row_group(0).column(0).total_compressed_size
+    bm = BufferManager(3 * chunk)      # the chunk fits; its arena (>= 3/4 of it) is too large
+    pf = open_parquet(path, bm)
+    assert _got(pf.read_column(0, 0)) == _want(table, "i64")
+    assert _kept(pf, 0)[2] is None
+    pf2 = open_parquet(path, BufferManager(256 << 20))
+    ch = pf2.row_groups[0].columns[0]
+    own = np.empty(ch.length, np.uint8)          # a buffer of its own: nothing is kept
+    from scan.io.source import as_source
+    as_source(path).read_into(ch.start, own)
+    got = decode_required_chunk(own, pf2.columns[0], ch, n, True, None, False)
+    assert got.values.tolist() == _want(table, "i64")
+    memo = _chunk_memo(own)
+    assert memo is None or memo.get("kept-plain-pages") is None
