@@ -15,11 +15,13 @@ PLAIN page decompressed holds its values at their stored width, about what
 the decoded column takes; string pages are not kept (their views point into
 the page bytes, and text decompresses to several times its size).
 
-Pages are filled by whichever read decompresses them first: the kernel
-decompresses a page that is not marked filled into its arena slot, and the
-caller marks the range's pages filled after the kernel returns (after the
-GIL is taken back, so the flag is written after the bytes).  Two reads that
-decompress the same page at once write the same bytes."""
+Each page is decompressed into the arena by one read only: a read claims
+the unclaimed pages of its range under the arena's lock, decompresses those
+into their slots in the kernel, and marks them filled after the kernel
+returns (or gives the claims back when it failed).  A page another read has
+claimed but not yet filled is decompressed into the read's own scratch: its
+slot may be half written (the Snappy kernel's 16-byte moves run ahead of the
+bytes they complete).  Once every page is filled no lock is taken."""
 
 from __future__ import annotations
 
@@ -33,13 +35,48 @@ _LOCK = threading.Lock()
 _KEY = "kept-plain-pages"
 
 
+_EMPTY, _CLAIMED, _FILLED = 0, 1, 2
+_NO_FILL = np.zeros(0, np.uint8)
+
+
 class KeptPages:
     """One chunk's arena: ``offsets[i]`` is data page i's slot in ``arena``
-    (-1: not kept), ``filled[i]`` 1 once it holds the page."""
-    __slots__ = ("arena", "offsets", "filled")
+    (-1: not kept); ``state[i]`` empty, claimed by a read, or filled."""
+    __slots__ = ("arena", "offsets", "state", "complete", "_left", "_lock")
 
-    def __init__(self, arena, offsets, filled):
-        self.arena, self.offsets, self.filled = arena, offsets, filled
+    def __init__(self, arena, offsets):
+        self.arena, self.offsets = arena, offsets
+        self.state = np.zeros(len(offsets), np.uint8)
+        self._left = int(np.count_nonzero(offsets >= 0))    # pages not yet filled
+        self.complete = False
+        self._lock = threading.Lock()
+
+    def claim(self, p0: int, p1: int):
+        """(slots, fill) for a read of pages [p0, p1): ``slots[i]`` the
+        page's arena slot when it is filled or this read fills it, else -1;
+        ``fill[i]`` 1 for the pages this read now has to decompress into
+        their slots (empty when there are none)."""
+        offsets = self.offsets[p0:p1]
+        if self.complete:
+            return offsets, _NO_FILL
+        with self._lock:
+            state = self.state[p0:p1]
+            mine = (state == _EMPTY) & (offsets >= 0)
+            state[mine] = _CLAIMED
+            slots = np.where(mine | (state == _FILLED), offsets, -1)
+        return slots, (mine.view(np.uint8) if mine.any() else _NO_FILL)
+
+    def settle(self, p0: int, p1: int, fill, ok: bool) -> None:
+        """After the kernel: this read's claimed pages are filled (``ok``)
+        or given back."""
+        if not len(fill):
+            return
+        mine = fill.view(np.bool_)
+        with self._lock:
+            self.state[p0:p1][mine] = _FILLED if ok else _EMPTY
+            if ok:
+                self._left -= int(np.count_nonzero(mine))
+                self.complete = self._left == 0
 
 
 def kept_pages(buf, memo, table, plain_code_mask: int) -> KeptPages | None:
@@ -65,7 +102,6 @@ def kept_pages(buf, memo, table, plain_code_mask: int) -> KeptPages | None:
             offsets = np.where(keep, ends - sizes, -1).astype(np.int64)
             total = int(ends[-1])
             if charge(buf, total):
-                kept = KeptPages(np.empty(total, np.uint8), offsets,
-                                 np.zeros(len(offsets), np.uint8))
+                kept = KeptPages(np.empty(total, np.uint8), offsets)
         memo[_KEY] = kept
         return kept

@@ -364,14 +364,14 @@ def _decode_range(buf, table: PageTable, p0: int, p1: int, codec: str, flat, kdt
             if pages is False:
                 pages = table.kept = kept_pages(buf, _chunk_memo(buf), table, _DICT)
         if pages is None:
-            arena, offsets, filled = scratch, _NO_PAGES, _NO_PAGES_U8
+            arena, slots, fill = scratch, _NO_PAGES, _NO_PAGES_U8
         else:
-            arena, offsets, filled = pages.arena, pages.offsets[p0:p1], pages.filled[p0:p1]
+            arena, (slots, fill) = pages.arena, pages.claim(p0, p1)
         kept = _decode_snappy_pages(buf, starts, csizes, usizes, compressed, nvals,
                                     encs, flat, out, out.view(np.uint8), sel_u8, select, width,
-                                    scratch, nulls, arena, offsets, filled)
-        if pages is not None and kept == n_keep:
-            filled[:] = 1           # (after the kernel: see scan/kept_pages.py)
+                                    scratch, nulls, arena, slots, fill)
+        if pages is not None:
+            pages.settle(p0, p1, fill, kept == n_keep)
     else:
         if codec == "UNCOMPRESSED":
             if not np.array_equal(csizes, usizes):
@@ -525,24 +525,25 @@ def _decode_pages(src, starts, usizes, nvals, encs, dictionary, out, out_bytes, 
 
 @njit(nogil=True, cache=True)
 def _decode_snappy_pages(buf, starts, csizes, usizes, compressed, nvals, encs, dictionary,
-                         out, out_bytes, sel, use_sel, width, scratch, nulls, arena, offsets,
-                         filled):
+                         out, out_bytes, sel, use_sel, width, scratch, nulls, arena, slots,
+                         fill):
     """_decode_pages for a SNAPPY chunk: each page is decompressed into
     ``scratch`` (big enough for the largest page) and decoded while it is
     still in cache -- one call for the whole chunk.  A page with a slot in
-    the kept ``arena`` (``offsets[i]`` >= 0; no slots when ``offsets`` is
-    empty) is read from there, decompressed into it first unless
-    ``filled[i]`` (scan/kept_pages.py)."""
+    the kept ``arena`` (``slots[i]`` >= 0; no slots when ``slots`` is
+    empty) is read from there, decompressed into it first when ``fill[i]``
+    (scan/kept_pages.py)."""
     j = 0
     r = 0
-    keeping = offsets.shape[0] > 0
+    keeping = slots.shape[0] > 0
+    filling = fill.shape[0] > 0
     for i in range(starts.shape[0]):
         usize = usizes[i]
         src, pos = scratch, 0
-        if keeping and offsets[i] >= 0:
-            src, pos = arena, offsets[i]
-            if filled[i] == 0 and snappy_decompress(buf, starts[i], starts[i] + csizes[i],
-                                                    arena, pos, usize) < 0:
+        if keeping and slots[i] >= 0:
+            src, pos = arena, slots[i]
+            if filling and fill[i] and snappy_decompress(buf, starts[i], starts[i] + csizes[i],
+                                                         arena, pos, usize) < 0:
                 return -1
         elif compressed[i]:
             if snappy_decompress(buf, starts[i], starts[i] + csizes[i], scratch, 0, usize) < 0:

@@ -16,6 +16,7 @@ import pytest
 from scan import open_parquet
 from scan.io.buffer_manager import BufferManager
 from scan.pages import _chunk_memo
+from scan.kept_pages import kept_pages
 from scan.required_chunk import decode_required_chunk, page_table
 from scan.row_ranges import clear_chunk_states
 
@@ -78,7 +79,7 @@ def test_plain_pages_are_kept_charged_and_read_again(tmp_path, nulls):
         before = bm.bytes_cached
         assert _got(pf.read_column(0, c)) == want, name
         buf, ch, kept = _kept(pf, c)
-        assert kept is not None and kept.filled.all(), name
+        assert kept is not None and (kept.state == 2).all(), name
         assert len(kept.offsets) > 3 and (kept.offsets >= 0).all()
         assert bm.bytes_cached == before + kept.arena.nbytes, name    # charged once
         rows = rng.random(n) < 0.2
@@ -126,7 +127,7 @@ def test_concurrent_ranges_fill_the_pages_they_read(tmp_path):
         inside = [any(a <= firsts[i] and firsts[i + 1] <= a + k for a, k in ranges)
                   for i in range(len(pages.nvals))]
         assert kept is not None and sum(inside) > 10, name
-        assert kept.filled[np.array(inside)].all(), name    # (pages cut by a range: shared path)
+        assert (kept.state[np.array(inside)] == 2).all(), name    # (pages cut by a range: shared path)
 
 
 def test_dictionary_fallback_keeps_only_the_plain_pages(tmp_path):
@@ -161,3 +162,35 @@ def test_not_kept_over_a_quarter_of_the_budget_or_outside_a_manager(tmp_path):
     assert got.values.tolist() == _want(table, "i64")
     memo = _chunk_memo(own)
     assert memo is None or memo.get("kept-plain-pages") is None
+
+
+def test_a_page_claimed_by_another_read_is_not_read_from_its_slot(tmp_path):
+    """While one read fills a page (its slot half written), another read of
+    the page decompresses it into its own scratch; claims given back are
+    filled by the next read; once every page is filled no claim is made."""
+    n = 30_000
+    table = _table(n, False, seed=6)
+    path = _write(tmp_path, table)
+    bm = BufferManager(256 << 20)
+    pf = open_parquet(path, bm)
+    c = pf.column_index("i64")
+    want = _want(table, "i64")
+    buf, ch, _ = _kept(pf, c)
+    col = pf.columns[c]
+    pages = page_table(buf, ch.num_values, True, col.max_def_level)
+    kept = kept_pages(buf, _chunk_memo(buf), pages, 1)
+    busy = len(kept.offsets) // 2
+    slots, fill = kept.claim(0, busy)                 # "another read" mid-fill
+    assert fill.all() and (slots >= 0).all()
+    kept.arena[:] = 0xAB                              # its half-written slots
+    got = decode_required_chunk(buf, col, ch, n, True, None, False)
+    assert got.values.tolist() == want
+    assert (kept.state[:busy] == 1).all() and (kept.state[busy:] == 2).all()
+    assert not kept.complete
+    kept.settle(0, busy, fill, False)                 # that read failed: claims back
+    assert (kept.state[:busy] == 0).all()
+    assert decode_required_chunk(buf, col, ch, n, True, None, False).values.tolist() == want
+    assert (kept.state == 2).all() and kept.complete
+    assert len(kept.claim(0, len(kept.offsets))[1]) == 0     # nothing left to fill
+    buf[:] = 0                                        # (and the compressed bytes are not read)
+    assert decode_required_chunk(buf, col, ch, n, True, None, False).values.tolist() == want
