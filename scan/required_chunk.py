@@ -41,6 +41,7 @@ from scan.pages import (DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, _chunk_memo, _
 
 _PLAIN, _DICT = 0, 1
 _NO_PAGES, _NO_PAGES_U8 = np.zeros(0, np.int64), np.zeros(0, np.uint8)
+_RANGES_KEPT = 64
 # physical type -> (kernel dtype, result dtype)
 _FIXED = {"INT32": (np.int32, np.int32), "FLOAT": (np.int32, np.float32),
           "INT64": (np.int64, np.int64), "DOUBLE": (np.int64, np.float64)}
@@ -84,9 +85,13 @@ class PageTable:
         """(starts, csizes, usizes, compressed, nvals, encs, values, has
         levels, largest page) of data pages [p0, p1): worked out once per
         range -- a morsel reads the same pages at every query, and these
-        small numpy calls were a tenth of a scan's Python time."""
+        small numpy calls were about a tenth of Q6's GIL-held samples at 1
+        thread (py-spy --gil).  At most _RANGES_KEPT ranges are remembered
+        (morsel cuts give a few per chunk; other reads may ask for any)."""
         got = self._ranges.get((p0, p1))
         if got is None:
+            if len(self._ranges) >= _RANGES_KEPT:
+                self._ranges.clear()
             encs = self.encs[p0:p1]
             got = (self.starts[p0:p1], self.csizes[p0:p1], self.usizes[p0:p1],
                    self.compressed[p0:p1], self.nvals[p0:p1], encs,

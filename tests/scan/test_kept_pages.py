@@ -118,8 +118,9 @@ def test_concurrent_ranges_fill_the_pages_they_read(tmp_path):
         for rnd in range(2):
             clear_chunk_states()
             with ThreadPoolExecutor(4) as pool:
-                got = list(pool.map(lambda r: _got(pf.read_column(0, c, None, True, *r)),
-                                    ranges))
+                got = list(pool.map(
+                    lambda r: _got(pf.read_column(0, c, row_start=r[0], row_count=r[1])),
+                    ranges))
             assert sum(got, []) == want, (name, rnd)
         buf, ch, kept = _kept(pf, c)
         pages = page_table(buf, ch.num_values, True, pf.columns[c].max_def_level)
@@ -194,3 +195,22 @@ def test_a_page_claimed_by_another_read_is_not_read_from_its_slot(tmp_path):
     assert len(kept.claim(0, len(kept.offsets))[1]) == 0     # nothing left to fill
     buf[:] = 0                                        # (and the compressed bytes are not read)
     assert decode_required_chunk(buf, col, ch, n, True, None, False).values.tolist() == want
+
+
+def test_page_ranges_are_remembered_within_a_bound(tmp_path):
+    """PageTable.pages gives each range's slices and totals, and remembers
+    at most _RANGES_KEPT ranges however many are asked for."""
+    from scan.required_chunk import _RANGES_KEPT
+    path = _write(tmp_path, _table(30_000, False, seed=7), data_page_size=2 << 10)
+    pf = open_parquet(path, BufferManager(256 << 20))
+    buf, ch, _ = _kept(pf, 0)
+    pages = page_table(buf, ch.num_values, True, pf.columns[0].max_def_level)
+    n = len(pages.nvals)
+    assert n > 20
+    for p0 in range(n):
+        for p1 in (p0 + 1, n):
+            got = pages.pages(p0, p1)
+            assert np.array_equal(got[0], pages.starts[p0:p1])
+            assert got[6] == int(pages.nvals[p0:p1].sum())
+            assert got[8] == int(pages.usizes[p0:p1].max())
+            assert len(pages._ranges) <= _RANGES_KEPT
