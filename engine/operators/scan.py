@@ -3,11 +3,10 @@ row-group pruning by footer min/max."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from engine.block import Block, Vector, rows_of
+from engine.config import machine_cores
 from engine.errors import FileFormatError
 from engine.operators.conjunction import Conjunction
 from engine.operators.filter import select_vector
@@ -144,7 +143,7 @@ class ScanSource(Source):
         self.block_rows = ctx.config.block_rows
         self.row_width = _row_width([f.type for f in node.schema])
         self.buffer_rows = max(1, ctx.config.block_bytes // self.row_width)
-        self.cores = os.cpu_count() or 1
+        self.cores = machine_cores()
         self.morsel_rows = min(self.block_rows, self.buffer_rows)    # set by morsels()
         self.types = [f.type for f in node.schema]
         self.filters = list(node.filters)
