@@ -31,6 +31,7 @@ _SHAREABLE = (L.Aggregate, L.Sort, L.Limit, L.Window, L.Union)
 
 class _DiscardSink(Sink):
     """Takes a probe pipeline that only marks build rows (it emits none)."""
+    takes_batches = True          # marks do not depend on how rows are cut
 
     def make_local(self):
         return None

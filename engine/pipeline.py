@@ -80,22 +80,32 @@ class Pipeline:
     sink: Sink | None = None
 
     def run_morsel(self, morsel, morsel_index: int, sink: Sink, local,
-                   small: "SmallBlocks | None" = None) -> None:
+                   small: "StageBatches | None" = None) -> None:
         """Push one morsel's blocks through the operators into the sink;
         with ``small`` (the worker's, for a sink that takes_batches), blocks
-        of fewer than BATCH_ROWS rows wait there for others (flush_small)."""
+        of fewer than BATCH_ROWS rows -- from the source or out of any
+        operator -- wait there for others (flush_small)."""
         k = 0
         for block in self.source.blocks(morsel):
-            if small is not None and block.n < BATCH_ROWS:
-                block = small.add(block)
-                if block is None:
-                    continue
-            k = self.push(block, sink, local, morsel_index, k)
+            k = self.push(block, sink, local, morsel_index, k, small)
 
-    def push(self, block: Block, sink: Sink, local, morsel_index: int, k: int) -> int:
-        """One block through the operators into the sink; the next k."""
+    def push(self, block: Block, sink: Sink, local, morsel_index: int, k: int,
+             small: "StageBatches | None" = None, stage: int = 0,
+             batched: bool = False) -> int:
+        """One block through operators[stage:] into the sink; the next k.
+        Before each operator and the sink, small blocks wait in ``small``
+        (``batched``: the block is a batch of stage ``stage`` already, and
+        does not wait there again)."""
         blocks = [block]
-        for op in self.operators:
+        ops = self.operators
+        for j in range(stage, len(ops) + 1):
+            if small is not None and (j > stage or not batched):
+                blocks = small.gather(j, blocks)
+                if not blocks:
+                    return k
+            if j == len(ops):
+                break
+            op = ops[j]
             out = []
             for b in blocks:
                 if b.n:
@@ -107,25 +117,30 @@ class Pipeline:
                 k += 1
         return k
 
-    def small_blocks(self, sink: Sink) -> "SmallBlocks | None":
-        """A worker's SmallBlocks for this pipeline, when its sink takes
+    def small_blocks(self, sink: Sink) -> "StageBatches | None":
+        """A worker's StageBatches for this pipeline, when its sink takes
         batches."""
         if not sink.takes_batches:
             return None
         ctx = getattr(self.source, "ctx", None)
-        return SmallBlocks(getattr(ctx, "memory", None))
+        return StageBatches(len(self.operators) + 1, getattr(ctx, "memory", None))
 
     @staticmethod
-    def drop_small(small: "SmallBlocks | None") -> None:
+    def drop_small(small: "StageBatches | None") -> None:
         """A failed run: the waiting blocks go, and their reservation."""
         if small is not None:
-            small.take()
+            small.drop()
 
-    def flush_small(self, small: "SmallBlocks | None", sink: Sink, local) -> None:
-        """The worker's waiting small blocks, once it has no morsel left."""
-        block = small.take() if small is not None else None
-        if block is not None:
-            self.push(block, sink, local, -1, 0)
+    def flush_small(self, small: "StageBatches | None", sink: Sink, local) -> None:
+        """The worker's waiting small blocks, once it has no morsel left:
+        each stage's batch goes on through the operators after it (later
+        stages may gather from it, so they are flushed after)."""
+        if small is None:
+            return
+        for j in range(len(small.stages)):
+            block = small.stages[j].take()
+            if block is not None:
+                self.push(block, sink, local, -1, 0, small, j, batched=True)
 
 
 # Blocks a selective scan leaves (Q6, Q14, Q19: 1-3% of a row group) carry
@@ -170,6 +185,35 @@ class SmallBlocks:
             return None
         blocks, self.blocks, self.rows = self.blocks, [], 0
         return blocks[0] if len(blocks) == 1 else concat_blocks(blocks)
+
+
+class StageBatches:
+    """A worker's SmallBlocks before each operator of a pipeline and before
+    its sink (stage j waits in front of operators[j]; the last stage in
+    front of the sink).  A selective join leaves a few hundred rows of a
+    50k-row morsel (Q2, Q11, Q20 over partsupp): the operators after it and
+    the sink then run once per batch instead of once per block."""
+
+    def __init__(self, stages: int, memory=None):
+        self.stages = [SmallBlocks(memory) for _ in range(stages)]
+
+    def gather(self, stage: int, blocks: list) -> list:
+        """The blocks that go on now: the large ones, and a batch when the
+        stage's waiting rows reach BATCH_ROWS."""
+        out = []
+        wait = self.stages[stage]
+        for b in blocks:
+            if b.n >= BATCH_ROWS:
+                out.append(b)
+            elif b.n:
+                got = wait.add(b)
+                if got is not None:
+                    out.append(got)
+        return out
+
+    def drop(self) -> None:
+        for wait in self.stages:
+            wait.take()
 
 
 def _held_bytes(block: Block) -> int:

@@ -47,13 +47,14 @@ def test_a_block_without_room_to_wait_goes_on_alone():
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_selective_scans_answer_the_same_batched(tpch_sf001, threads):
-    """Q6, Q14 and Q19 leave a few rows per morsel; with tiny blocks every
-    block is batched.  The answers equal the ones pushed block by block."""
+    """Q6, Q14 and Q19 leave a few rows per morsel, and the joins of Q2,
+    Q11, Q17 and Q20 a few rows per block; with tiny blocks every block is
+    batched.  The answers equal the ones pushed block by block."""
     import engine.pipeline as P
     con = engine.connect(threads=threads, block_rows=1000)
     for s in view_statements(tpch_sf001):
         con.sql(s)
-    for q in (1, 6, 14, 19):
+    for q in (1, 2, 6, 11, 14, 17, 19, 20):
         batched = con.sql(query_text(q)).fetchall()
         old = P.BATCH_ROWS
         P.BATCH_ROWS = 0                             # nothing waits
@@ -104,3 +105,59 @@ def test_a_failed_run_releases_the_waiting_blocks(threads):
                        threads)
     rows = sorted(int(v) for loc in got for b in loc for v in b.columns[0].data)
     assert rows == list(range(60)) and mem.used == 0
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_small_outputs_of_an_operator_wait_in_front_of_the_next(threads):
+    """A selective operator's small outputs are gathered before the next
+    operator and the sink: fewer, larger blocks reach them, every row
+    arrives once, and nothing stays reserved."""
+    from engine.pipeline import Operator, Pipeline, Sink, Source
+    from engine.scheduler import run_pipeline
+    mem = MemoryTracker(1 << 30)
+
+    class Ctx:
+        memory = mem
+
+    class Src(Source):
+        ctx = Ctx()
+
+        def morsels(self):
+            return list(range(40))
+
+        def blocks(self, m):
+            yield _block(m * 5000, 5000)
+
+    class KeepTenth(Operator):              # keeps 500 of each 5000 rows
+        def __init__(self):
+            self.seen = []
+
+        def process(self, block):
+            self.seen.append(block.n)
+            v = block.columns[0].data
+            keep = v % 10 == 3
+            return [Block([Vector(T.BIGINT, v[keep])], int(keep.sum()))]
+
+    class Agg(Sink):
+        takes_batches = True
+
+        def make_local(self):
+            return []
+
+        def consume(self, local, block, seq):
+            local.append(block.n)
+            local.append(block.columns[0].data.copy())
+
+        def merge(self, locals_):
+            return locals_
+
+    op = KeepTenth()
+    got = run_pipeline(Pipeline(Src(), [op, KeepTenth()], Agg()), threads)
+    sizes = [x for loc in got for x in loc[0::2]]
+    rows = np.sort(np.concatenate([x for loc in got for x in loc[1::2]]))
+    assert np.array_equal(rows, np.arange(3, 200000, 10))
+    assert mem.used == 0
+    # the source's 5000-row blocks waited for each other (batches of 20000)
+    # before the first operator, its 2000-row outputs before the second
+    assert all(n >= BATCH_ROWS for n in op.seen[:-threads])
+    assert len(sizes) <= 2 * threads
