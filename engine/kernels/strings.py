@@ -511,15 +511,40 @@ def gather_flat(offsets, data, idx):
     return out_off, out
 
 
+@njit(nogil=True, cache=True)
+def _rebase_into(views, base, out, start):
+    """out[start:start + len(views)] = views, long strings' offsets + base."""
+    for i in range(views.shape[0]):
+        w0 = views[i, 0]
+        w1 = views[i, 1]
+        if (w0 & _MASK32) > 12:
+            w1 += base
+        out[start + i, 0] = w0
+        out[start + i, 1] = w1
+
+
 def rebase_views(views: np.ndarray, base: int) -> np.ndarray:
     """Views whose long-string offsets are moved by ``base`` (heap concatenation)."""
     if base == 0 or len(views) == 0:
         return views
-    long_rows = (views[:, 0] & _MASK32) > 12
-    if not long_rows.any():
-        return views
-    out = views.copy()
-    out[long_rows, 1] += np.uint64(base)
+    views = np.ascontiguousarray(views, dtype=np.uint64).reshape(-1, 2)
+    out = np.empty_like(views)
+    _rebase_into(views, np.uint64(base), out, 0)
+    return out
+
+
+def concat_rebased(parts: list, bases) -> np.ndarray:
+    """The views of ``parts`` one after another, each part's long-string
+    offsets moved by its base (one pass, no boolean masks: a merge of string
+    groups spent ~1 ms per merge in masked numpy before)."""
+    n = sum(len(v) for v in parts)
+    out = np.empty((n, 2), np.uint64)
+    pos = 0
+    for views, base in zip(parts, bases):
+        if len(views):
+            views = np.ascontiguousarray(views, dtype=np.uint64).reshape(-1, 2)
+            _rebase_into(views, np.uint64(base), out, pos)
+            pos += len(views)
     return out
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.block import Block, Int64WideVector, Vector, concat_vectors, empty_vector
-from engine.kernels.strings import rebase_views
+from engine.kernels.strings import concat_rebased
 from engine.pipeline import Sink
 
 
@@ -126,7 +126,7 @@ def _concat_strings_sharing(parts: list[Vector], shared: list) -> Vector:
         bases = np.cumsum([0] + [len(h) for h in heaps[:-1]])
         heap = np.concatenate(heaps)
         shared.append((heaps, heap, bases))
-    views = np.concatenate([rebase_views(p.data, int(b)) for p, b in zip(parts, bases)])
+    views = concat_rebased([p.data for p in parts], [int(b) for b in bases])
     nulls = None
     if any(p.nulls is not None for p in parts):
         nulls = np.concatenate([p.nulls if p.nulls is not None else np.zeros(len(p), np.uint8)

@@ -163,3 +163,20 @@ def test_explain_module_renders_names_and_estimates(tpch_catalog):
     text = explain_plan(plan_query(QUERIES["q6"], tpch_catalog))
     assert "l_shipdate >= DATE '1994-01-01'" in text
     assert "l_discount >= 0.05" in text and "rows)" in text
+
+
+@pytest.mark.parametrize("name", ["q1", "q3", "q5", "q10", "q14"])
+def test_a_cached_parse_is_shared_and_never_changed_by_planning(name, tpch_catalog):
+    """Parsed statements are kept by their text (planner/frontend.py); the
+    binder and the optimizer must leave the shared tree as parsed, and a
+    second planning of it gives the same plan."""
+    from planner.frontend import _parse_uncached, parse_statements
+    text = QUERIES[name]
+    (first,) = parse_statements(text)
+    (again,) = parse_statements(text)
+    assert again.ast is first.ast
+    before = first.ast.sql(dialect="duckdb")
+    plans = [explain(plan_query(text, tpch_catalog)) for _ in range(2)]
+    assert first.ast.sql(dialect="duckdb") == before
+    assert first.ast == _parse_uncached(text)
+    assert plans[0] == plans[1]
