@@ -7,6 +7,10 @@ For every query: pqdb's best time with 1 and with N threads, the speedup, the
 CPU time per wall second of the N-thread run (how many cores pqdb kept busy),
 and -- unless --no-peer -- DuckDB's own 1-thread and N-thread times on the
 same files in the same run, as the calibration of what this machine allows.
+The 1-thread and N-thread runs of a query are taken in turn (bench/timing.py
+best_times_paired): this VM's speed drifts by 10-20% within seconds, and
+timing a query's 1-thread runs before its N-thread runs let a slow stretch
+fall on one side of the ratio only.
 Prints the geometric means of both speedups.  Queries that pqdb cannot run
 yet are reported as such.
 """
@@ -21,7 +25,7 @@ import time
 import engine
 from engine.errors import PqdbError
 from tpch.queries import query_text, view_statements
-from timing import best_time  # bench/timing.py, next to this script
+from timing import best_times_paired  # bench/timing.py, next to this script
 
 
 def _connect(data: str, threads: int):
@@ -78,16 +82,14 @@ def main(argv=None) -> int:
     for q in (int(x) for x in args.queries.split(",")):
         sql = query_text(q)
         try:
-            t1 = best_time(one, sql, args.repeat)
-            tn = best_time(many, sql, args.repeat)
+            t1, tn = best_times_paired([one, many], sql, args.repeat)
         except PqdbError as e:
             print(f"Q{q:02d}    not run: {str(e).splitlines()[0][:80]}")
             continue
         ours.append(t1 / tn)
         line = f"Q{q:02d}   {t1:9.3f} {tn:10.3f} {t1 / tn:7.2f}x {_cores_busy(many, sql):6.2f}"
         if peers:
-            d1 = best_time(peers[0], sql, args.repeat)
-            dn = best_time(peers[1], sql, args.repeat)
+            d1, dn = best_times_paired(peers, sql, args.repeat)
             theirs.append(d1 / dn)
             line += f" | {d1:9.3f} {dn:9.3f} {d1 / dn:7.2f}x"
         print(line, flush=True)
