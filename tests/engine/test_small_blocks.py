@@ -9,7 +9,8 @@ import pytest
 import engine
 from engine.block import Block, Vector
 from engine.context import MemoryTracker
-from engine.pipeline import BATCH_ROWS, SmallBlocks
+from engine.pipeline import BATCH_ROWS, Operator, Pipeline, Sink, SmallBlocks, Source
+from engine.scheduler import run_pipeline
 from planner import types as T
 from tpch.queries import query_text, view_statements
 
@@ -65,46 +66,59 @@ def test_selective_scans_answer_the_same_batched(tpch_sf001, threads):
         assert batched == alone, q
 
 
+class _Source(Source):
+    """``count`` morsels of ``rows`` rows each (values m * rows ...); morsel
+    ``bad`` raises.  Its reservations go to ``mem``."""
+
+    def __init__(self, mem, count: int, rows: int, bad: int = -1):
+        self.ctx = type("Ctx", (), {"memory": mem})()
+        self.count, self.rows, self.bad = count, rows, bad
+
+    def morsels(self):
+        return list(range(self.count))
+
+    def blocks(self, m):
+        if m == self.bad:
+            raise RuntimeError("a bad morsel")
+        yield _block(m * self.rows, self.rows)
+
+
+class _Collect(Sink):
+    """Takes batches; keeps every block it is given, per worker."""
+    takes_batches = True
+
+    def make_local(self):
+        return []
+
+    def consume(self, local, block, seq):
+        local.append(block)
+
+    def merge(self, locals_):
+        return locals_
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_a_failed_run_releases_the_waiting_blocks(threads):
-    from engine.pipeline import Pipeline, Sink, Source
-    from engine.scheduler import run_pipeline
     mem = MemoryTracker(1 << 30)
-
-    class Ctx:
-        memory = mem
-
-    class Src(Source):
-        ctx = Ctx()
-
-        def morsels(self):
-            return list(range(6))
-
-        def blocks(self, m):
-            if m == 4:
-                raise RuntimeError("a bad morsel")
-            yield _block(m * 10, 10)
-
-    class Agg(Sink):
-        takes_batches = True
-
-        def make_local(self):
-            return []
-
-        def consume(self, local, block, seq):
-            local.append(block)
-
-        def merge(self, locals_):
-            return locals_
-
     with pytest.raises(RuntimeError):
-        run_pipeline(Pipeline(Src(), [], Agg()), threads)
+        run_pipeline(Pipeline(_Source(mem, 6, 10, bad=4), [], _Collect()), threads)
     assert mem.used == 0
-    got = run_pipeline(Pipeline(type("Ok", (Src,), {"blocks": lambda self, m:
-                                                     iter([_block(m * 10, 10)])})(), [], Agg()),
-                       threads)
+    got = run_pipeline(Pipeline(_Source(mem, 6, 10), [], _Collect()), threads)
     rows = sorted(int(v) for loc in got for b in loc for v in b.columns[0].data)
     assert rows == list(range(60)) and mem.used == 0
+
+
+class _KeepTenth(Operator):
+    """Keeps the rows whose value ends in 3; records its input sizes."""
+
+    def __init__(self):
+        self.seen = []
+
+    def process(self, block):
+        self.seen.append(block.n)
+        v = block.columns[0].data
+        keep = v % 10 == 3
+        return [Block([Vector(T.BIGINT, v[keep])], int(keep.sum()))]
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -112,49 +126,12 @@ def test_small_outputs_of_an_operator_wait_in_front_of_the_next(threads):
     """A selective operator's small outputs are gathered before the next
     operator and the sink: fewer, larger blocks reach them, every row
     arrives once, and nothing stays reserved."""
-    from engine.pipeline import Operator, Pipeline, Sink, Source
-    from engine.scheduler import run_pipeline
     mem = MemoryTracker(1 << 30)
-
-    class Ctx:
-        memory = mem
-
-    class Src(Source):
-        ctx = Ctx()
-
-        def morsels(self):
-            return list(range(40))
-
-        def blocks(self, m):
-            yield _block(m * 5000, 5000)
-
-    class KeepTenth(Operator):              # keeps 500 of each 5000 rows
-        def __init__(self):
-            self.seen = []
-
-        def process(self, block):
-            self.seen.append(block.n)
-            v = block.columns[0].data
-            keep = v % 10 == 3
-            return [Block([Vector(T.BIGINT, v[keep])], int(keep.sum()))]
-
-    class Agg(Sink):
-        takes_batches = True
-
-        def make_local(self):
-            return []
-
-        def consume(self, local, block, seq):
-            local.append(block.n)
-            local.append(block.columns[0].data.copy())
-
-        def merge(self, locals_):
-            return locals_
-
-    op = KeepTenth()
-    got = run_pipeline(Pipeline(Src(), [op, KeepTenth()], Agg()), threads)
-    sizes = [x for loc in got for x in loc[0::2]]
-    rows = np.sort(np.concatenate([x for loc in got for x in loc[1::2]]))
+    op = _KeepTenth()
+    got = run_pipeline(Pipeline(_Source(mem, 40, 5000), [op, _KeepTenth()], _Collect()),
+                       threads)
+    sizes = [b.n for loc in got for b in loc]
+    rows = np.sort(np.concatenate([b.columns[0].data for loc in got for b in loc]))
     assert np.array_equal(rows, np.arange(3, 200000, 10))
     assert mem.used == 0
     # the source's 5000-row blocks waited for each other (batches of 20000)
