@@ -7,21 +7,19 @@ environment).  An unknown option is a ConfigError.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, fields
 
 from engine.errors import ConfigError
 
-_CORES: list[int] = []
 
-
+@functools.cache
 def machine_cores() -> int:
     """os.cpu_count(), asked once: it reads /sys on Linux (about 20 us),
     and every scan of every query asks (serial time before the morsels)."""
-    if not _CORES:
-        _CORES.append(os.cpu_count() or 1)
-    return _CORES[0]
+    return os.cpu_count() or 1
 
 
 def _parse_bytes(value) -> int:

@@ -78,7 +78,9 @@ def _token_error_position(sql: str, message: str):
 # morsel (serial at any thread count).  The cached trees are shared, so
 # nothing after parsing may change one: the binder reads them (it binds a
 # view's stored tree again at every use too) and works on copies where it
-# rewrites (binder_expressions.output_name).
+# rewrites; the one write is the memo of a select item's output name in its
+# node's ``meta`` (binder_expressions.output_name), which only depends on
+# the node.
 PARSED_KEPT = 256
 _PARSED: dict[str, object] = {}
 _PARSED_LOCK = threading.Lock()
@@ -131,7 +133,8 @@ def _parse_statement(text: str) -> list[Statement]:
     if isinstance(ast, exp.Describe):
         target = ast.this
         if isinstance(target, exp.Table):                 # DESCRIBE table / view / 'file'
-            target = exp.select("*").from_(target)
+            # a copy: from_ would hang the cached tree's own node under the new query
+            target = exp.select("*").from_(target.copy())
         if not isinstance(target, QUERY_TYPES):
             raise UnsupportedFeatureError(f"DESCRIBE of {_kind(target)} is not supported")
         return [DescribeStatement(target, text)]
