@@ -8,7 +8,9 @@ Layouts (pyarrow writer, snappy):
   duckdb-like    ~100k-row row groups, one page per column chunk
   spark-like     ~3M-row row groups cut into many small (64 KiB) pages
 Queries: a full scan (every lineitem column aggregated), Q1, Q6 and Q12.
-Prints a table of times and the slowest/fastest ratio per query.
+Prints a table of times and the slowest/fastest ratio per query.  A query's
+runs on the three layouts are taken in turn (bench/timing.py
+best_times_paired), as bench/scaling.py does with its thread counts.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from timing import best_time  # bench/timing.py, next to this script
+from timing import best_times_paired  # bench/timing.py, next to this script
 
 LAYOUTS = {
     "one-rowgroup": dict(row_group_size=1 << 40, data_page_size=1 << 20),
@@ -66,12 +68,18 @@ def main(argv=None) -> int:
     import engine
     from tpch.queries import query_text, view_statements
     queries = {"scan": FULL_SCAN, "Q1": query_text(1), "Q6": query_text(6), "Q12": query_text(12)}
-    times = {}
+    cons = []
     for layout in LAYOUTS:
         con = engine.connect(threads=args.threads)
         for stmt in view_statements(os.path.join(args.out, layout)):
             con.sql(stmt)
-        times[layout] = {q: best_time(con, sql, args.repeat) for q, sql in queries.items()}
+        cons.append(con)
+    # a query's runs on the three layouts are taken in turn, so a slow
+    # stretch of a noisy host falls on every layout alike
+    times = {layout: {} for layout in LAYOUTS}
+    for q, sql in queries.items():
+        for layout, t in zip(LAYOUTS, best_times_paired(cons, sql, args.repeat)):
+            times[layout][q] = t
     print(f"{'layout':>14} " + " ".join(f"{q:>8}" for q in queries))
     for layout, row in times.items():
         print(f"{layout:>14} " + " ".join(f"{row[q]:8.3f}" for q in queries))
