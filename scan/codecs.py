@@ -1,5 +1,6 @@
 """Page decompression: UNCOMPRESSED, SNAPPY, GZIP, ZSTD, LZ4, LZ4_RAW and
-BROTLI (the last three through cramjam, which python-snappy is built on).
+BROTLI (SNAPPY, LZ4 and BROTLI through cramjam, GZIP through zlib, ZSTD
+through zstandard).
 
 ``decompress`` returns a fresh writable uint8 array of exactly the page's
 uncompressed size; corrupt data or a size mismatch is a FileFormatError, an
@@ -11,14 +12,10 @@ from __future__ import annotations
 import struct
 import zlib
 
+import cramjam
 import numpy as np
 
 from scan.errors import FileFormatError, UnsupportedFeatureError
-
-try:                                    # python-snappy >= 0.7 is built on cramjam
-    import cramjam as _cramjam
-except ImportError:                     # pragma: no cover
-    _cramjam = None
 
 
 def _as_bytes(data) -> bytes:
@@ -35,18 +32,15 @@ def _to_array(raw: bytes, expected: int, codec: str) -> np.ndarray:
 
 
 def _snappy(data, expected: int) -> np.ndarray:
-    if _cramjam is not None:
-        src = data if isinstance(data, np.ndarray) else np.frombuffer(data, dtype=np.uint8)
-        n = _cramjam.snappy.decompress_raw_len(src)
-        if n != expected:
-            raise FileFormatError(f"SNAPPY page decompresses to {n} bytes, header says {expected}")
-        out = np.empty(expected, dtype=np.uint8)
-        written = _cramjam.snappy.decompress_raw_into(src, out)
-        if written != expected:
-            raise FileFormatError(f"SNAPPY page decompressed to {written} bytes, header says {expected}")
-        return out
-    import snappy  # pragma: no cover
-    return _to_array(snappy.uncompress(_as_bytes(data)), expected, "SNAPPY")
+    src = data if isinstance(data, np.ndarray) else np.frombuffer(data, dtype=np.uint8)
+    n = cramjam.snappy.decompress_raw_len(src)
+    if n != expected:
+        raise FileFormatError(f"SNAPPY page decompresses to {n} bytes, header says {expected}")
+    out = np.empty(expected, dtype=np.uint8)
+    written = cramjam.snappy.decompress_raw_into(src, out)
+    if written != expected:
+        raise FileFormatError(f"SNAPPY page decompressed to {written} bytes, header says {expected}")
+    return out
 
 
 def _gzip(data, expected: int) -> np.ndarray:
@@ -87,22 +81,14 @@ def _zstd(data, expected: int) -> np.ndarray:
     return _to_array(b"".join(parts), expected, "ZSTD")
 
 
-def _lz4_block(codec: str):
-    """A function (bytes, size) -> bytes decoding one raw LZ4 block: cramjam's
-    (python-snappy is built on cramjam), else the optional ``lz4`` module."""
-    if _cramjam is not None:
-        return lambda raw, size: bytes(_cramjam.lz4.decompress_block(raw, output_len=size))
-    try:
-        import lz4.block
-    except ImportError:
-        raise UnsupportedFeatureError(f"compression codec {codec} (needs cramjam or lz4)") from None
-    return lambda raw, size: lz4.block.decompress(raw, uncompressed_size=size)
+def _lz4_block(raw: bytes, size: int) -> bytes:
+    """One raw LZ4 block of ``size`` decoded bytes."""
+    return bytes(cramjam.lz4.decompress_block(raw, output_len=size))
 
 
 def _lz4_raw(data, expected: int) -> np.ndarray:
-    block = _lz4_block("LZ4_RAW")
     try:
-        return _to_array(block(_as_bytes(data), expected), expected, "LZ4_RAW")
+        return _to_array(_lz4_block(_as_bytes(data), expected), expected, "LZ4_RAW")
     except FileFormatError:
         raise
     except Exception as e:
@@ -113,7 +99,7 @@ def _lz4_hadoop(data, expected: int) -> np.ndarray:
     """The deprecated LZ4 codec: Hadoop framing (big-endian sizes before each
     block) as parquet-java writes it, else a raw block, else the LZ4 frame
     format, as other readers detect."""
-    block = _lz4_block("LZ4")
+    block = _lz4_block
     raw = _as_bytes(data)
     try:
         pos, parts, total = 0, [], 0
@@ -137,11 +123,7 @@ def _lz4_hadoop(data, expected: int) -> np.ndarray:
     except Exception:
         pass
     try:
-        if _cramjam is not None:
-            out = bytes(_cramjam.lz4.decompress(raw))
-        else:
-            import lz4.frame
-            out = lz4.frame.decompress(raw)
+        out = bytes(cramjam.lz4.decompress(raw))
     except Exception:
         raise FileFormatError("LZ4 page is neither Hadoop-framed, a raw block nor an LZ4 frame") from None
     return _to_array(out, expected, "LZ4")
@@ -149,13 +131,7 @@ def _lz4_hadoop(data, expected: int) -> np.ndarray:
 
 def _brotli(data, expected: int) -> np.ndarray:
     try:
-        if _cramjam is not None:
-            out = bytes(_cramjam.brotli.decompress(_as_bytes(data), output_len=expected))
-        else:
-            import brotli
-            out = brotli.decompress(_as_bytes(data))
-    except ImportError:
-        raise UnsupportedFeatureError("compression codec BROTLI (needs cramjam or brotli)") from None
+        out = bytes(cramjam.brotli.decompress(_as_bytes(data), output_len=expected))
     except Exception as e:
         raise FileFormatError(f"BROTLI page is corrupt: {e}") from None
     return _to_array(out, expected, "BROTLI")
@@ -171,24 +147,17 @@ def check_codec(codec: str) -> None:
         return
     if codec not in _CODECS:
         raise UnsupportedFeatureError(f"compression codec {codec}")
-    if codec in ("LZ4", "LZ4_RAW"):
-        _lz4_block(codec)
-    if codec == "BROTLI" and _cramjam is None:
-        try:
-            import brotli  # noqa: F401
-        except ImportError:
-            raise UnsupportedFeatureError("compression codec BROTLI (needs cramjam or brotli)") from None
 
 
 def decompress(codec: str, data, uncompressed_size: int, out: np.ndarray | None = None) -> np.ndarray:
     """Decompress one page body; returns a writable uint8 array (``out``,
     when given, of exactly ``uncompressed_size`` bytes, receives the result)."""
     if out is not None and codec != "UNCOMPRESSED":
-        if codec == "SNAPPY" and _cramjam is not None and len(out) == uncompressed_size:
+        if codec == "SNAPPY" and len(out) == uncompressed_size:
             try:
                 src = data if isinstance(data, np.ndarray) else np.frombuffer(data, dtype=np.uint8)
-                n = _cramjam.snappy.decompress_raw_len(src)
-                if n == uncompressed_size and _cramjam.snappy.decompress_raw_into(src, out) == n:
+                n = cramjam.snappy.decompress_raw_len(src)
+                if n == uncompressed_size and cramjam.snappy.decompress_raw_into(src, out) == n:
                     return out
             except Exception as e:
                 raise FileFormatError(f"SNAPPY decompression failed: {type(e).__name__}: {e}") from None
