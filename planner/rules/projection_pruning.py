@@ -15,7 +15,7 @@ from planner.logical import (MARK_KINDS, Aggregate, Filter, Join, Limit, Node, O
 from planner.types import DataType
 
 
-def prune_columns(node: Node) -> Node:
+def projection_pruning(node: Node) -> Node:
     """Prune below the root; the root keeps its full output."""
     new, mapping = _prune(node, set(range(len(node.schema))))
     if all(mapping.get(i) == i for i in range(len(node.schema))) and \
