@@ -36,9 +36,9 @@ from planner.types import BOOLEAN
 _LEFT_PRESERVING = ("semi", "anti", "left", "single", "mark", "mark_in")
 
 
-def decorrelate(node: Node) -> Node:
+def decorrelation(node: Node) -> Node:
     """Bottom-up: inner subqueries are unnested before the ones holding them."""
-    children = [decorrelate(c) for c in node.children]
+    children = [decorrelation(c) for c in node.children]
     if children:
         node = node.replace_children(children)
     if isinstance(node, DependentJoin):

@@ -8,8 +8,8 @@ from planner.expressions import (Call, Expr, column_indexes, conjunction, remap_
 from planner.logical import Join, Node
 
 
-def extract_join_keys(node: Node) -> Node:
-    children = [extract_join_keys(c) for c in node.children]
+def join_extraction(node: Node) -> Node:
+    children = [join_extraction(c) for c in node.children]
     if children:
         node = node.replace_children(children)
     if not isinstance(node, Join) or node.residual is None:

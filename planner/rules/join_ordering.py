@@ -27,10 +27,10 @@ class _Component:
         self.card = cardinality.estimate(node)
 
 
-def order_joins(node: Node) -> Node:
+def join_ordering(node: Node) -> Node:
     if _is_region_join(node) or (isinstance(node, Filter) and _is_region_join(node.child)):
         return _order_region(node)
-    children = [order_joins(c) for c in node.children]
+    children = [join_ordering(c) for c in node.children]
     return node.replace_children(children) if children else node
 
 
@@ -56,7 +56,7 @@ def _flatten(node: Node, offset: int, leaves: list, conjuncts: list) -> None:
         m = _shift_map(node.schema, offset)
         conjuncts.extend(remap_columns(p, m) for p in split_conjuncts(node.predicate))
     else:
-        leaves.append((order_joins(node), offset))
+        leaves.append((join_ordering(node), offset))
 
 
 def _shift_map(schema, offset: int) -> dict[int, int]:

@@ -78,9 +78,9 @@ def implied_side_predicate(expr: Expr, lo: int, hi: int) -> Expr | None:
     return _disjunction(picked)
 
 
-def factor_disjunctions(node: Node) -> Node:
+def or_factoring(node: Node) -> Node:
     """Apply both rewrites to every Filter and inner Join of the plan."""
-    children = [factor_disjunctions(c) for c in node.children]
+    children = [or_factoring(c) for c in node.children]
     if children:
         node = node.replace_children(children)
     if isinstance(node, Filter):

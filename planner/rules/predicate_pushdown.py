@@ -19,7 +19,7 @@ from planner.logical import Aggregate, Filter, Join, Node, Project, Scan, Sort
 _LEFT_PRESERVING = ("left", "semi", "anti", "mark", "mark_in", "single")
 
 
-def push_down_predicates(node: Node) -> Node:
+def predicate_pushdown(node: Node) -> Node:
     return _push(node, [])
 
 

@@ -8,13 +8,14 @@ hash table is built; identity Projects disappear.
 
 from __future__ import annotations
 
-from planner.expressions import ColumnRef, Expr, column_indexes, remap_columns
+from planner.expressions import AggregateCall, ColumnRef, Expr, column_indexes, remap_columns
 from planner.logical import (MARK_KINDS, Aggregate, Filter, Join, Limit, Node, OneRow,
-                             Project, Scan, Sort, SortKey, Union, Window)
+                             Project, Scan, Sort, SortKey, Union, Window,
+                             WindowFunction)
 from planner.types import DataType
 
 
-def prune_columns(node: Node) -> Node:
+def projection_pruning(node: Node) -> Node:
     """Prune below the root; the root keeps its full output."""
     new, mapping = _prune(node, set(range(len(node.schema))))
     if all(mapping.get(i) == i for i in range(len(node.schema))) and \
@@ -66,7 +67,6 @@ def _prune(node: Node, needed: set[int]) -> tuple[Node, dict[int, int]]:
         used = _uses(node.groups) | _uses([a.arg for a in aggs if a.arg is not None])
         child, m = _prune(node.child, used)
         groups = [remap_columns(g, m) for g in node.groups]
-        from planner.expressions import AggregateCall
         aggs = [AggregateCall(a.func, remap_columns(a.arg, m) if a.arg is not None else None,
                               a.distinct, a.type) for a in aggs]
         names = node.aggregate_names or [f"agg{i}" for i in range(len(node.aggregates))]
@@ -130,7 +130,6 @@ def _prune_union(node: Union, needed: set[int]):
 
 def _prune_window(node: Window, needed: set[int]):
     """Drop window functions nobody needs and the input columns only they used."""
-    from planner.logical import WindowFunction
     width = len(node.child.schema)
     slots = sorted(i - width for i in needed if i >= width)
     if not slots:
