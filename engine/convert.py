@@ -255,7 +255,7 @@ def _nested_values(vec: Vector) -> list:
 def _gathered_pylist(child: Vector, idx: np.ndarray) -> list:
     if len(idx) == 0:
         return []
-    from engine.operators.rows import take_vector
+    from engine.block import take_vector
     return vector_to_pylist(take_vector(child, idx))
 
 

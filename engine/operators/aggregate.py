@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from engine.block import Block, Vector
+from engine.block import Block, Vector, take_vector
 from engine.kernels.aggregates import fold_codes, gather_int64, mark_present, prepend_group_ids
 from engine.kernels.hashing import KeyColumns, hash_keys, normalize_keys
 from engine.kernels.hashtable import GroupTable
@@ -15,7 +15,6 @@ from engine.kernels.partition import gather_remapped
 from engine.operators.accumulators import make_accumulator, moved_out, share_state, state_bytes
 from engine.operators.collect import concat_consumed
 from engine.operators.filter import select_block
-from engine.operators.rows import take_vector
 from engine.pipeline import Sink
 from engine.scheduler import parallel_map
 from planner.expressions import Call, ColumnRef, Literal, column_indexes
