@@ -1,4 +1,4 @@
-"""Comparison kernels for conjunctions of restrictions (engine/operators/
+"""Comparison kernels for conjunctions of restrictions (engine/filtering/
 conjunction.py): each ANDs one comparison's outcome into a block's bool mask
 in place and returns how many rows are left, so k comparisons cost k kernel
 calls and no temporaries -- where the expression evaluator makes a result

@@ -22,7 +22,7 @@ def select_block(block: Block, mask: np.ndarray) -> Block:
 
 class FilterOperator(Operator):
     def __init__(self, predicate):
-        from engine.operators.conjunction import Conjunction
+        from engine.filtering.conjunction import Conjunction
         self.predicate = predicate
         self.conjunction = Conjunction([predicate])
 
