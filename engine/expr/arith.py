@@ -18,6 +18,7 @@ from engine.expr.cast import (_check_int_range, _check_precision, cast_vector,
 from engine.expr.vectors import (clean_object, coded_dictionary, const_view, merge_nulls,
                                  null_bool)
 from engine.kernels import strings as sk
+from planner.expressions import MIRRORED_COMPARISON
 from planner.types import (BIGINT, DOUBLE, DataType, common_type, decimal_of)
 
 _OPS = {"add": "+", "sub": "-", "mul": "*"}
@@ -351,9 +352,6 @@ def _small_ints(data: np.ndarray) -> np.ndarray | None:
         return None
 
 
-_MIRROR = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
-
-
 def _compare_scaled_ints(op: str, a: Vector, b: Vector) -> np.ndarray | None:
     """op on two exact numbers held in int64 (integers, decimals of any
     scale, Int64WideVector): compared exactly without a common type, which
@@ -370,7 +368,7 @@ def _compare_scaled_ints(op: str, a: Vector, b: Vector) -> np.ndarray | None:
     sa = ta.scale if ta.is_decimal else 0
     sb = tb.scale if tb.is_decimal else 0
     if sa > sb:                                     # make a the side of smaller scale
-        x, y, sa, sb, op = y, x, sb, sa, _MIRROR[op]
+        x, y, sa, sb, op = y, x, sb, sa, MIRRORED_COMPARISON[op]
     if sa == sb:
         return _NUMPY_CMP[op](x, y)
     if sb - sa > 18:

@@ -16,7 +16,8 @@ from engine.expr.cast import cast_vector, valid_mask
 from engine.expr.vectors import (as_nulls, clean_object, coded_dictionary, const_view,
                                  literal_vector, merge_nulls, null_bool, scatter)
 from engine.kernels import strings as sk
-from planner.expressions import Call, ColumnRef, Expr, Literal, Parameter, column_indexes
+from planner.expressions import (MIRRORED_COMPARISON, Call, ColumnRef, Expr, Literal, Parameter,
+                                 column_indexes)
 from planner.types import BOOLEAN, INTEGER_DECIMAL_PRECISION, DataType
 
 
@@ -89,7 +90,7 @@ def _compare(call: Call, block: Block) -> Vector:
     left, right = call.args
     if isinstance(left, Literal) and not isinstance(right, Literal):
         left, right = right, left
-        op = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}.get(call.func, call.func)
+        op = MIRRORED_COMPARISON[call.func]
     else:
         op = call.func
     a = _compare_operand(left, block)

@@ -21,8 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.kernels.predicates import MIRRORED
-from planner.expressions import Call, ColumnRef, Expr, Literal
+from planner.expressions import MIRRORED_COMPARISON, Call, ColumnRef, Expr, Literal
 
 UNKNOWN = object()          # a literal has no exact image in the column's storage
 NO_MATCH = object()         # no stored value can equal the literal
@@ -41,12 +40,12 @@ def comparison_operands(e: Expr):
     """(a, op, b) of a comparison ``a op b`` (eq ne lt le gt ge), turned
     round when only ``a`` is a constant so that the constant is ``b``
     (``5 < x`` -> (x, "gt", 5)); None for any other expression."""
-    if not (isinstance(e, Call) and e.func in MIRRORED and len(e.args) == 2):
+    if not (isinstance(e, Call) and e.func in MIRRORED_COMPARISON and len(e.args) == 2):
         return None
     a, b = e.args
     op = e.func
     if isinstance(a, Literal) and not isinstance(b, Literal):
-        a, b, op = b, a, MIRRORED[op]
+        a, b, op = b, a, MIRRORED_COMPARISON[op]
     return a, op, b
 
 

@@ -15,7 +15,6 @@ import numpy as np
 from numba import njit
 
 OPS = {"eq": 0, "ne": 1, "lt": 2, "le": 3, "gt": 4, "ge": 5}
-MIRRORED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
 
 @njit(nogil=True, cache=True)
