@@ -5,8 +5,9 @@ import duckdb
 import pytest
 
 from planner import plan_query
+from planner.explain import explain
 from planner.expressions import ColumnRef, walk
-from planner.logical import Aggregate, Filter, Join, Node, Project, Scan, explain
+from planner.logical import Aggregate, Filter, Join, Node, Project, Scan
 
 from .conftest import TPCH_TABLES
 from .tpch_texts import QUERIES
