@@ -189,7 +189,7 @@ def _describe_result(schema) -> Result:
                   [VARCHAR] * 6, Block(columns, n))
 
 
-def _text_result(name: str, text: str) -> Result:
+def text_result(name: str, text: str) -> Result:
     """A one-cell VARCHAR result printed unclipped (EXPLAIN)."""
     result = Result([name], [VARCHAR], Block([strings_to_vector([text], VARCHAR)], 1))
     result.max_cell_width = 1 << 20
@@ -260,7 +260,7 @@ class Connection:
             return None
         if isinstance(stmt, st.ExplainStatement):
             plan = plan_query(stmt.ast, self._catalog, params=params, sql=stmt.sql)
-            return _text_result("explain", explain(plan))
+            return text_result("explain", explain(plan))
         if isinstance(stmt, st.DescribeStatement):
             plan = plan_query(stmt.ast, self._catalog, params=params, sql=stmt.sql)
             return _describe_result(plan.schema)

@@ -13,8 +13,8 @@ import numpy as np
 from engine.block import Int64WideVector, Vector, int64_values
 from engine.errors import ArithmeticOverflowError, UnsupportedFeatureError
 from engine.expr import numeric_kernels as nk
-from engine.expr.cast import (_check_int_range, _check_precision, cast_vector,
-                              rescale, to_float64, valid_mask)
+from engine.expr.cast import (cast_vector, check_int_range, check_precision, rescale,
+                              to_float64, valid_mask)
 from engine.expr.vectors import (clean_object, coded_dictionary, const_view, merge_nulls,
                                  null_bool)
 from engine.kernels import strings as sk
@@ -76,11 +76,11 @@ def arithmetic(op: str, args: list[Vector], out_type: DataType) -> Vector:
     if out_type.is_decimal:
         if op == "mul" and res_scale != out_type.scale:
             res = rescale(res, res_scale, out_type.scale, valid, out_type)
-        _check_precision(res, out_type.precision, valid, out_type)
+        check_precision(res, out_type.precision, valid, out_type)
         if out_type.numpy_dtype != object and res.dtype == object:
             res = _int64_from_object(res, valid)
     else:
-        _check_int_range(res, out_type, valid)
+        check_int_range(res, out_type, valid)
         if res.dtype == object and out_type.numpy_dtype != object:
             res = _int64_from_object(res, valid, out_type.numpy_dtype)
         res = res.astype(out_type.numpy_dtype) if res.dtype != object else res

@@ -211,7 +211,7 @@ _ALL_ROWS = np.zeros(1, np.int64)
 _MAX_CODE_COMBOS = 1 << 16
 
 
-def _coded_group_ids(table, key_vecs, n):
+def coded_group_ids(table, key_vecs, n):
     """Group ids from dictionary codes when every key is a NULL-free string
     column that carries them (scan CodedVector) and the code combinations
     are few: only the combinations present in the block are normalized,
@@ -349,7 +349,7 @@ class AggregateSink(Sink):
         n = block.n
         if local.table is not None:
             key_vecs = _eval(self.groups, block)
-            gid = _coded_group_ids(local.table, key_vecs, n)
+            gid = coded_group_ids(local.table, key_vecs, n)
             if gid is None:
                 gid = local.table.insert(normalize_keys(key_vecs, n, null_word=True))
         else:
