@@ -20,10 +20,10 @@ import numpy as np
 
 from engine.block import Block, Int64WideVector, Vector
 from engine.expr.vectors import coded_dictionary, literal_vector
-from engine.filtering.terms import comparison_operands, conjuncts
+from engine.filtering.terms import comparison_operands
 from engine.kernels.predicates import (OPS, and_compare_columns, and_compare_const,
                                        and_in_ranges, and_lookup, and_not_null)
-from planner.expressions import Call, ColumnRef, Expr, Literal, remap_columns
+from planner.expressions import Call, ColumnRef, Expr, Literal, remap_columns, split_conjuncts
 
 # types whose values order like their integer storage
 _ORDERED_STORAGE = frozenset({"INTEGER", "BIGINT", "DATE", "TIME", "TIMESTAMP", "TIMESTAMPTZ",
@@ -82,7 +82,7 @@ def _ranges(e: Expr):
     column, los, his = None, [], []
     for branch in e.args:
         lo, hi = _INT64_MIN, _INT64_MAX
-        for c in conjuncts(branch):
+        for c in split_conjuncts(branch):
             leaf = _leaf(c)
             if leaf is None or leaf[2] >= 0 or (column is not None and leaf[1] != column):
                 return None
@@ -140,7 +140,7 @@ class Conjunction:
         self.coded = []             # (expr, column, expr over column 0)
         self.rest = []              # the other conjuncts, evaluated after them
         for e in exprs:
-            for c in conjuncts(e):
+            for c in split_conjuncts(e):
                 leaf = _leaf(c)
                 if leaf is not None:
                     self.leaves.append(leaf)

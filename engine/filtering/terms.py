@@ -29,13 +29,6 @@ NO_MATCH = object()         # no stored value can equal the literal
 _TERM_COMPARISONS = frozenset({"eq", "lt", "le", "gt", "ge"})
 
 
-def conjuncts(expr: Expr) -> list[Expr]:
-    """The operands of nested ANDs (the expression itself when it is no AND)."""
-    if isinstance(expr, Call) and expr.func == "and":
-        return [c for a in expr.args for c in conjuncts(a)]
-    return [expr]
-
-
 def comparison_operands(e: Expr):
     """(a, op, b) of a comparison ``a op b`` (eq ne lt le gt ge), turned
     round when only ``a`` is a constant so that the constant is ``b``
