@@ -12,6 +12,9 @@ from engine.config import Config
 from engine.convert import (block_to_numpy, block_to_rows, strings_to_vector,
                             unique_names, vector_to_numpy, vector_to_pylist, views_to_buffer)
 from engine.errors import PqdbError, PqdbIOError, UnsupportedFeatureError
+from planner import parse_statements, plan_query
+from planner import statements as st
+from planner.explain import explain
 from planner.types import VARCHAR, DataType
 
 _FETCH_CHUNK = 2048
@@ -186,7 +189,7 @@ def _describe_result(schema) -> Result:
                   [VARCHAR] * 6, Block(columns, n))
 
 
-def _text_result(name: str, text: str) -> Result:
+def text_result(name: str, text: str) -> Result:
     """A one-cell VARCHAR result printed unclipped (EXPLAIN)."""
     result = Result([name], [VARCHAR], Block([strings_to_vector([text], VARCHAR)], 1))
     result.max_cell_width = 1 << 20
@@ -223,7 +226,6 @@ class Connection:
         self._check_open()
         if not isinstance(text, str):
             raise InterfaceError(f"SQL must be a str, not {type(text).__name__}")
-        parse_statements, _ = _planner()
         result = None
         for stmt in parse_statements(text):
             result = self._run_statement(stmt, params)
@@ -236,7 +238,6 @@ class Connection:
     def statements(self, text: str) -> list:
         """The parsed statements of ``text`` (planner.statements objects)."""
         self._check_open()
-        parse_statements, _ = _planner()
         return parse_statements(text)
 
     def run_statement(self, stmt, params=None) -> Result | None:
@@ -246,8 +247,6 @@ class Connection:
         return self._run_statement(stmt, params)
 
     def _run_statement(self, stmt, params) -> Result | None:
-        from planner import statements as st
-        _, plan_query = _planner()
         if isinstance(stmt, st.SetStatement):
             self._config.set(stmt.name, stmt.value)
             return None
@@ -261,7 +260,7 @@ class Connection:
             return None
         if isinstance(stmt, st.ExplainStatement):
             plan = plan_query(stmt.ast, self._catalog, params=params, sql=stmt.sql)
-            return _text_result("explain", _explain_text(plan))
+            return text_result("explain", explain(plan))
         if isinstance(stmt, st.DescribeStatement):
             plan = plan_query(stmt.ast, self._catalog, params=params, sql=stmt.sql)
             return _describe_result(plan.schema)
@@ -428,25 +427,3 @@ def sql(text: str, params=None) -> Result | None:
     if _default is None or _default.closed:
         _default = connect()
     return _default.sql(text, params)
-
-
-def _planner():
-    """(parse_statements, plan_query) from the planner room, imported lazily."""
-    import planner
-    parse = getattr(planner, "parse_statements", None)
-    if parse is None:
-        from planner.frontend import parse_statements as parse
-    plan = getattr(planner, "plan_query", None)
-    if plan is None:
-        raise UnsupportedFeatureError("the query planner is not available (planner.plan_query)")
-    return parse, plan
-
-
-def _explain_text(plan) -> str:
-    try:
-        from planner import explain as explain_module
-        fn = getattr(explain_module, "explain", None) or getattr(explain_module, "explain_plan")
-        return fn(plan)
-    except (ImportError, AttributeError):
-        from planner.logical import explain
-        return explain(plan)

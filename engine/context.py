@@ -109,7 +109,7 @@ class QueryMemory:
 
 class PruningCounters:
     """What the scans of one query skipped by footer statistics, the page
-    index and bloom filters (engine/operators/pruning.py).  Thread-safe."""
+    index and bloom filters (engine/filtering/pruning.py).  Thread-safe."""
     FIELDS = ("row_groups_scanned", "row_groups_skipped", "bloom_rejections",
               "pages_skipped", "rows_skipped")
 

@@ -47,12 +47,12 @@ def views_to_buffer(views: np.ndarray, heap: np.ndarray | None) -> tuple[bytes, 
     try:
         from engine.kernels.strings import flatten
     except ImportError:
-        return _views_to_buffer_numpy(views, heap)
+        return views_to_buffer_numpy(views, heap)
     offsets, data = flatten(np.asarray(views, np.uint64).reshape(-1, 2), heap)
     return data.tobytes(), offsets
 
 
-def _views_to_buffer_numpy(views: np.ndarray, heap: np.ndarray | None) -> tuple[bytes, np.ndarray]:
+def views_to_buffer_numpy(views: np.ndarray, heap: np.ndarray | None) -> tuple[bytes, np.ndarray]:
     n = len(views)
     views = np.ascontiguousarray(views, dtype=np.uint64).reshape(n, 2)
     lengths = string_lengths(views)
@@ -255,7 +255,7 @@ def _nested_values(vec: Vector) -> list:
 def _gathered_pylist(child: Vector, idx: np.ndarray) -> list:
     if len(idx) == 0:
         return []
-    from engine.operators.rows import take_vector
+    from engine.block import take_vector
     return vector_to_pylist(take_vector(child, idx))
 
 

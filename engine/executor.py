@@ -3,7 +3,7 @@ morsel scheduler, return the result rows as one Block."""
 
 from __future__ import annotations
 
-from engine.block import Block
+from engine.block import Block, take_block
 from engine.context import ExecutionContext
 from engine.errors import UnsupportedFeatureError
 from engine.operators.aggregate import AggregateSink
@@ -16,7 +16,6 @@ from engine.operators.project import ProjectOperator
 from engine.operators.scan import ScanSource
 from engine.operators.sort import SortSink
 from engine.pipeline import BlockSource, Pipeline, Sink
-from engine.operators.rows import take_block
 from engine.scheduler import run_pipeline, run_pipelines
 from planner import logical as L
 from planner.binder_nested import Unnest, reject_nested_keys

@@ -28,7 +28,7 @@ import threading
 
 import numpy as np
 
-from engine.api import Connection, Result
+from engine.api import Connection, Result, text_result
 from engine.block import Block, Vector, empty_vector
 from engine.config import Config
 from engine.convert import strings_to_vector
@@ -424,8 +424,7 @@ class SparkConnection(Connection):
             body = self._translator.to_spark(stmt.ast)
             df = self._spark_call(body, stmt.sql)
             plan = df._jdf.queryExecution().toString()
-            from engine.api import _text_result
-            return _text_result("explain", f"Spark SQL: {body}\n\n{plan}")
+            return text_result("explain", f"Spark SQL: {body}\n\n{plan}")
         if isinstance(stmt, st.QueryStatement):
             body = self._translator.to_spark(stmt.ast)
             df = self._spark_call(body, stmt.sql)

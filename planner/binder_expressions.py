@@ -9,7 +9,11 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
 from planner import functions as F
+from planner import functions_dates as dates
+from planner import functions_numbers as numbers
+from planner import functions_strings as strings
 from planner import types as T
+from planner.binder_functions import bind_function
 from planner.binder_scope import BindContext, Scope
 from planner.errors import BinderError, UnsupportedFeatureError
 from planner.expressions import (AggregateCall, Call, ColumnRef, Expr,
@@ -223,25 +227,24 @@ class ExpressionBinder:
         if cls is exp.Interval:
             return self._interval(node)
         if cls is exp.Concat and node.args.get("coalesce"):
-            from planner.functions_extra import bind_extra_function
-            return bind_extra_function(self, node)
+            return bind_function(self, node)
         if cls in (exp.DPipe, exp.Concat):
             parts = [node.this, node.expression] if cls is exp.DPipe else node.expressions
             return F.concat([self._bind(a) for a in parts])
         if cls is exp.Extract:
-            return F.extract(node.this.name, self._bind(node.expression))
+            return dates.extract(node.this.name, self._bind(node.expression))
         if cls in _DATE_PARTS:
-            return F.extract(_DATE_PARTS[cls], self._bind(node.this))
+            return dates.extract(_DATE_PARTS[cls], self._bind(node.this))
         if cls is exp.Substring:
             args = [node.this, node.args.get("start"), node.args.get("length")]
-            return F.substring([self._bind(a) for a in args if a is not None])
+            return strings.substring([self._bind(a) for a in args if a is not None])
         if cls in (exp.Upper, exp.Lower, exp.Length):
-            return F.string_function(cls.__name__.lower(), [self._bind(node.this)])
+            return strings.string_function(cls.__name__.lower(), [self._bind(node.this)])
         if cls is exp.Abs:
-            return F.abs_([self._bind(node.this)])
+            return numbers.abs_([self._bind(node.this)])
         if cls is exp.Round:
             args = [node.this] + ([node.args["decimals"]] if node.args.get("decimals") else [])
-            return F.round_([self._bind(a) for a in args])
+            return numbers.round_([self._bind(a) for a in args])
         if cls in _AGGREGATES:
             return self._aggregate(node, _AGGREGATES[cls])
         if cls is exp.Window:
@@ -256,10 +259,9 @@ class ExpressionBinder:
         if cls is exp.Star:
             raise self.ctx.error(f"* is not allowed in {self.clause}", node)
         if isinstance(node, exp.Func):
-            from planner.functions_extra import bind_extra_function
-            extra = bind_extra_function(self, node)
-            if extra is not None:
-                return extra
+            bound = bind_function(self, node)
+            if bound is not None:
+                return bound
         if cls is exp.Anonymous:
             return self._anonymous(node)
         if cls is exp.Array:
@@ -417,9 +419,9 @@ class ExpressionBinder:
         name = node.name.lower()
         args = node.expressions
         if name in ("date_part", "datepart") and len(args) == 2 and isinstance(args[0], exp.Literal):
-            return F.extract(args[0].this, self._bind(args[1]))
+            return dates.extract(args[0].this, self._bind(args[1]))
         if name in ("strlen", "char_length", "character_length") and len(args) == 1:
-            return F.string_function("length", [self._bind(args[0])])
+            return strings.string_function("length", [self._bind(args[0])])
         if name in ("parquet_scan", "read_parquet"):
             raise self.ctx.error(f"{name}() is a table function; use it in FROM", node)
         raise self.ctx.error(f"unknown function {name}(...)", node)

@@ -119,7 +119,7 @@ def bind_select(qb, select: exp.Select) -> Node:
         node = Aggregate(node, refs, [], list(names), [])
     if sort_keys:
         node = Sort(node, sort_keys)
-    limit, offset = _limit_offset(ctx, select)
+    limit, offset = limit_offset(ctx, select)
     if limit is not None or offset:
         node = Limit(node, limit, offset)
     if hidden:
@@ -185,7 +185,8 @@ def _expand_star(ctx, scope, star) -> list[_Item]:
     return out
 
 
-def _ordinal(node) -> int | None:
+def ordinal(node) -> int | None:
+    """n of a positional reference (GROUP BY 2, ORDER BY 1), else None."""
     if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
         return int(node.this)
     return None
@@ -218,7 +219,7 @@ def _bind_groups(ctx, scope, group, items):
                 names.append(it.name)
         return _dedupe(groups, names)
     for g in nodes:
-        k = _ordinal(g)
+        k = ordinal(g)
         if k is not None:
             if not 1 <= k <= len(items):
                 raise ctx.error(f"GROUP BY position {k} is not in the select list", g)
@@ -247,7 +248,8 @@ def _dedupe(groups, names):
     return g2, n2
 
 
-def _is_all(e) -> bool:
+def is_all(e) -> bool:
+    """The ALL of GROUP BY ALL / ORDER BY ALL."""
     return isinstance(e, exp.Var) and e.name.upper() == "ALL"
 
 
@@ -257,7 +259,7 @@ def _bind_order(ctx, scope, order, items, collector) -> list[list]:
     out: list[list] = []
     if order is None:
         return out
-    if len(order.expressions) == 1 and _is_all(order.expressions[0].this):
+    if len(order.expressions) == 1 and is_all(order.expressions[0].this):
         # ORDER BY ALL (DuckDB): every select-list column, left to right
         o = order.expressions[0]
         asc, nulls_first = not o.args.get("desc"), bool(o.args.get("nulls_first"))
@@ -266,7 +268,7 @@ def _bind_order(ctx, scope, order, items, collector) -> list[list]:
         e = o.this
         asc = not o.args.get("desc")
         nulls_first = bool(o.args.get("nulls_first"))
-        k = _ordinal(e)
+        k = ordinal(e)
         if k is not None:
             if not 1 <= k <= len(items):
                 raise ctx.error(f"ORDER BY position {k} is not in the select list", e)
@@ -304,7 +306,8 @@ def _to_aggregate_output(ctx, e: Expr, keys, ngroups, groups, group_names, agg_n
     return e
 
 
-def _limit_offset(ctx, select) -> tuple[int | None, int]:
+def limit_offset(ctx, select) -> tuple[int | None, int]:
+    """(LIMIT or None, OFFSET or 0) of a query, constants checked."""
     def value(node, what):
         if node is None:
             return None

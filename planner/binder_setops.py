@@ -111,10 +111,10 @@ def _intersect_except(name, distinct, left, right, types, names) -> Node:
 
 def _order_limit(qb, ast, node: Node) -> Node:
     from planner.binder_expressions import ExpressionBinder
-    from planner.binder_select import _is_all, _limit_offset, _ordinal
+    from planner.binder_select import is_all, limit_offset, ordinal
     order = ast.args.get("order")
     schema = node.schema
-    if order is not None and len(order.expressions) == 1 and _is_all(order.expressions[0].this):
+    if order is not None and len(order.expressions) == 1 and is_all(order.expressions[0].this):
         o = order.expressions[0]                       # ORDER BY ALL: every column
         node = Sort(node, [SortKey(ColumnRef(i, f.type, f.name), not o.args.get("desc"),
                                    bool(o.args.get("nulls_first")))
@@ -125,7 +125,7 @@ def _order_limit(qb, ast, node: Node) -> Node:
         keys = []
         for o in order.expressions:
             e = o.this
-            k = _ordinal(e)
+            k = ordinal(e)
             if k is not None:
                 if not 1 <= k <= len(schema):
                     raise qb.ctx.error(f"ORDER BY position {k} is not in the select list", e)
@@ -134,7 +134,7 @@ def _order_limit(qb, ast, node: Node) -> Node:
                 bound = ExpressionBinder(qb.ctx, scope, "ORDER BY").bind(e)
             keys.append(SortKey(bound, not o.args.get("desc"), bool(o.args.get("nulls_first"))))
         node = Sort(node, keys)
-    limit, offset = _limit_offset(qb.ctx, ast)
+    limit, offset = limit_offset(qb.ctx, ast)
     if limit is not None or offset:
         node = Limit(node, limit, offset)
     return node

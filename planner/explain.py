@@ -4,8 +4,8 @@ estimated row counts."""
 from __future__ import annotations
 
 from planner.expressions import AggregateCall, Call, ColumnRef, Expr, Interval, Literal
-from planner.logical import (Aggregate, Filter, Join, Limit, Node, OneRow, Project, Scan,
-                             Sort, Union, Window, WindowFunction)
+from planner.logical import (Aggregate, DependentJoin, Filter, Join, Limit, Node, OneRow,
+                             Project, Scan, Sort, Union, Window, WindowFunction)
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "intdiv": "//", "mod": "%",
           "eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
@@ -123,6 +123,10 @@ def _explain(node: Node, depth: int, lines: list[str]) -> None:
         text = f"Join {node.kind} {keys}"
         if node.residual is not None:
             text += " residual: " + render(node.residual, lnames + rnames)
+    elif isinstance(node, DependentJoin):         # bound plans only (before decorrelation)
+        text = f"DependentJoin {node.kind} corr={node.corr_id}"
+        if node.probe is not None:
+            text += " probe: " + render(node.probe, [f.name for f in node.left.schema])
     elif isinstance(node, Sort):
         text = "Sort " + ", ".join(
             render(k.expr, child_names) + (" ASC" if k.ascending else " DESC")

@@ -37,6 +37,9 @@ from dataclasses import dataclass
 
 from planner.types import DataType
 
+# each comparison with its operands swapped: ``a op b`` is ``b MIRRORED_COMPARISON[op] a``
+MIRRORED_COMPARISON = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
 
 class Expr:
     type: DataType

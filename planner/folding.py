@@ -13,13 +13,12 @@ import datetime as _dt
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
 
 from planner import types as T
-from planner.expressions import Call, Expr, Interval, Literal
+from planner.expressions import MIRRORED_COMPARISON, Call, Expr, Interval, Literal
 
 EPOCH = _dt.date(1970, 1, 1)
 EPOCH_DT = _dt.datetime(1970, 1, 1)
 MICROS_PER_DAY = 86_400_000_000
 _COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
-_FLIP = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
 
 class NotFoldable(Exception):
@@ -102,7 +101,7 @@ def _date_comparison(call: Call) -> Expr:
     a, b = call.args
     func = call.func
     if isinstance(a, Literal):
-        a, b, func = b, a, _FLIP[func]
+        a, b, func = b, a, MIRRORED_COMPARISON[func]
     if (isinstance(a, Call) and a.func == "cast" and a.type.id == "TIMESTAMP"
             and a.args[0].type.id == "DATE" and isinstance(b, Literal)
             and b.type.id == "TIMESTAMP" and b.value is not None):

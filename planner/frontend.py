@@ -59,7 +59,7 @@ def split_by_tokens(sql: str) -> list[str]:
 
 def parse_query(text: str):
     """Parse a single query (used for view bodies and tests)."""
-    ast = _parse_one(text)
+    ast = parse_cached(text)
     if not isinstance(ast, QUERY_TYPES):
         raise SQLError("expected a query", 1, 1, sql=text)
     return ast
@@ -86,10 +86,12 @@ _PARSED: dict[str, object] = {}
 _PARSED_LOCK = threading.Lock()
 
 
-def _parse_one(text: str):
+def parse_cached(text: str):
+    """The tree of one statement's text, parsed once and kept (shared: never
+    change it)."""
     ast = _PARSED.get(text)
     if ast is None:
-        ast = _parse_uncached(text)
+        ast = parse_uncached(text)
         with _PARSED_LOCK:
             if len(_PARSED) >= PARSED_KEPT:
                 _PARSED.pop(next(iter(_PARSED)))     # the oldest entry
@@ -97,7 +99,9 @@ def _parse_one(text: str):
     return ast
 
 
-def _parse_uncached(text: str):
+def parse_uncached(text: str):
+    """The tree of one statement's text, parsed now (SQLError when it is not
+    exactly one statement)."""
     try:
         asts = sqlglot.parse(text, read=DIALECT)
     except ParseError as e:
@@ -123,11 +127,11 @@ def _parse_statement(text: str) -> list[Statement]:
         rest = text[len("EXPLAIN"):].lstrip()
         if rest.split(None, 1)[0].upper() == "ANALYZE" if rest else False:
             raise UnsupportedFeatureError("EXPLAIN ANALYZE is not supported")
-        ast = _parse_one(rest)
+        ast = parse_cached(rest)
         if not isinstance(ast, QUERY_TYPES):
             raise UnsupportedFeatureError(f"EXPLAIN of {_kind(ast)} is not supported")
         return [ExplainStatement(ast, rest)]
-    ast = _parse_one(text)
+    ast = parse_cached(text)
     if isinstance(ast, QUERY_TYPES):
         return [QueryStatement(ast, text)]
     if isinstance(ast, exp.Describe):

@@ -1,9 +1,13 @@
-"""Typing of scalar functions, operators and aggregates (DuckDB's rules).
+"""Typing of operators, conditionals and aggregates (DuckDB's rules).
 
 Each binder here takes bound argument expressions and returns a typed Call
 with the casts its operands need (see planner/expressions.py).  They raise
 TypeError for operand types that do not fit; the expression binder turns that
 into a BinderError with the position of the SQL text.
+
+The named scalar functions are typed by kind next door, the same way:
+functions_strings.py, functions_dates.py, functions_numbers.py and
+functions_nested.py.
 """
 
 from __future__ import annotations
@@ -104,7 +108,7 @@ def _date_arithmetic(op: str, a: Expr, b: Expr) -> Call:
     if op == "add" and tb.id == "DATE" and ta.is_integer:
         return _date_arithmetic(op, b, a)
     if op == "sub" and ta.id == "DATE" and tb.id == "DATE":
-        from planner.functions_extra import date_diff
+        from planner.functions_dates import date_diff
         return date_diff("day", b, a)
     raise TypeError(f"cannot apply {op} to {ta} and {tb}")
 
@@ -157,76 +161,25 @@ def logic(func: str, args: list[Expr]) -> Call:
     return Call(func, flat, T.BOOLEAN)
 
 
-# ---- named scalar functions ------------------------------------------------
-
-EXTRACT_PARTS = {"year", "quarter", "month", "day", "dayofweek", "isodow", "dayofyear",
-                 "week", "hour", "minute", "second", "millisecond", "microsecond", "epoch"}
-_PART_ALIASES = {"dow": "dayofweek", "doy": "dayofyear", "years": "year", "months": "month",
-                 "days": "day", "hours": "hour", "minutes": "minute", "seconds": "second"}
-
-
-def extract(part: str, x: Expr) -> Call:
-    p = part.lower()
-    p = _PART_ALIASES.get(p, p)
-    if p not in EXTRACT_PARTS:
-        raise UnsupportedFeatureError(f"EXTRACT({part.upper()} ...) is not supported")
-    if isinstance(x, Literal) and x.type.id == "VARCHAR":
-        x = cast(x, T.TIMESTAMP)
-    if not (x.type.is_temporal or x.type.id == "NULL"):
-        raise TypeError(f"cannot extract {p} from {x.type}")
-    return Call("extract", [Literal(p, T.VARCHAR), x], T.DOUBLE if p == "epoch" else T.BIGINT)
-
-
-def substring(args: list[Expr]) -> Call:
-    if not 2 <= len(args) <= 3:
-        raise TypeError("substring takes 2 or 3 arguments")
-    x, rest = args[0], args[1:]
-    if not (x.type.is_string or x.type.id == "NULL"):
-        raise TypeError(f"substring needs VARCHAR, got {x.type}")
-    for r in rest:
-        if not (r.type.is_integer or r.type.id == "NULL"):
-            raise TypeError(f"substring positions must be integers, got {r.type}")
-    return Call("substring", [cast(x, T.VARCHAR)] + [cast(r, T.BIGINT) for r in rest], T.VARCHAR)
-
-
-def string_function(name: str, args: list[Expr]) -> Call:
-    if len(args) != 1:
-        raise TypeError(f"{name} takes 1 argument")
-    x = args[0]
-    if not (x.type.is_string or x.type.id == "NULL"):
-        raise TypeError(f"{name} needs VARCHAR, got {x.type}")
-    out = T.BIGINT if name == "length" else T.VARCHAR
-    return Call(name, [cast(x, T.VARCHAR)], out)
-
-
-def abs_(args: list[Expr]) -> Call:
-    if len(args) != 1 or not args[0].type.is_numeric:
-        raise TypeError("abs takes one numeric argument")
-    return Call("abs", args, args[0].type)
-
-
-def round_(args: list[Expr]) -> Call:
-    if not 1 <= len(args) <= 2 or not args[0].type.is_numeric:
-        raise TypeError("round takes a numeric argument and optional digits")
-    x = args[0]
-    if len(args) == 1:
-        out = x.type if not x.type.is_decimal else T.DECIMAL(x.type.precision, 0)
-        return Call("round", [x], out)
-    digits = args[1]
-    if not isinstance(digits, Literal) or not digits.type.is_integer:
-        raise UnsupportedFeatureError("round() with non-constant digits is not supported")
-    digits = Literal(digits.value, T.INTEGER)
-    if x.type.is_decimal:
-        scale = min(max(digits.value, 0), x.type.scale)
-        return Call("round", [x, digits], T.DECIMAL(x.type.precision, scale))
-    return Call("round", [x, digits], x.type)
-
+# ---- conditionals and types --------------------------------------------------
 
 def coalesce(args: list[Expr]) -> Call:
     if not args:
         raise TypeError("coalesce needs arguments")
     unified = unify(args, "COALESCE")
     return Call("coalesce", unified, unified[0].type)
+
+
+def typeof(x: Expr) -> Literal:
+    """The name of x's type, a constant (DuckDB spells the NULL type "NULL")."""
+    return Literal(str(x.type) if x.type.id != "NULL" else '"NULL"', T.VARCHAR)
+
+
+def nullif(a: Expr, b: Expr) -> Expr:
+    """CASE WHEN a = b THEN NULL ELSE a END, of a's type."""
+    out = a.type if a.type.id != "NULL" else T.INTEGER
+    test = comparison("eq", a, b)
+    return Call("case", [test, Literal(None, out), cast(a, out)], out)
 
 
 # ---- aggregates -------------------------------------------------------------

@@ -343,33 +343,3 @@ class Window(Node):
 
     def replace_children(self, children):
         return Window(children[0], self.functions, self.names)
-
-
-def explain(node: Node, indent: int = 0) -> str:
-    """A readable tree of the plan (EXPLAIN output)."""
-    pad = "  " * indent
-    name = type(node).__name__
-    if isinstance(node, Scan):
-        cols = ", ".join(f.name for f in node.schema)
-        text = f"{pad}Scan {node.alias or ''} files={len(node.files)} rows={node.row_count} [{cols}]"
-        if node.filters:
-            text += f" filters={node.filters}"
-    elif isinstance(node, Filter):
-        text = f"{pad}Filter {node.predicate!r}"
-    elif isinstance(node, Project):
-        text = f"{pad}Project {node.exprs!r}"
-    elif isinstance(node, Aggregate):
-        text = f"{pad}Aggregate groups={node.groups!r} aggs={node.aggregates!r}"
-    elif isinstance(node, Join):
-        text = (f"{pad}Join {node.kind} {node.left_keys!r} = {node.right_keys!r}"
-                + (f" residual={node.residual!r}" if node.residual is not None else ""))
-    elif isinstance(node, DependentJoin):
-        text = (f"{pad}DependentJoin {node.kind} corr={node.corr_id}"
-                + (f" probe={node.probe!r}" if node.probe is not None else ""))
-    elif isinstance(node, Sort):
-        text = f"{pad}Sort {[(k.expr, 'asc' if k.ascending else 'desc') for k in node.keys]!r}"
-    elif isinstance(node, Limit):
-        text = f"{pad}Limit {node.limit} offset {node.offset}"
-    else:
-        text = f"{pad}{name}"
-    return "\n".join([text] + [explain(c, indent + 1) for c in node.children])

@@ -1,4 +1,4 @@
-"""Arithmetic, comparison, abs and round over whole vectors.
+"""Arithmetic and comparison over whole vectors.
 
 Exact types never wrap: BIGINT and narrow DECIMAL use overflow-checked numba
 kernels, narrower integers are computed in int64 and range-checked, wide
@@ -13,12 +13,13 @@ import numpy as np
 from engine.block import Int64WideVector, Vector, int64_values
 from engine.errors import ArithmeticOverflowError, UnsupportedFeatureError
 from engine.expr import numeric_kernels as nk
-from engine.expr.cast import (_check_int_range, _check_precision, cast_vector,
-                              rescale, to_float64, valid_mask)
+from engine.expr.cast import (cast_vector, check_int_range, check_precision, rescale,
+                              to_float64, valid_mask)
 from engine.expr.vectors import (clean_object, coded_dictionary, const_view, merge_nulls,
                                  null_bool)
 from engine.kernels import strings as sk
-from planner.types import (BIGINT, DOUBLE, DataType, common_type, decimal_of)
+from planner.expressions import MIRRORED_COMPARISON
+from planner.types import BIGINT, DOUBLE, DataType, common_type
 
 _OPS = {"add": "+", "sub": "-", "mul": "*"}
 
@@ -75,11 +76,11 @@ def arithmetic(op: str, args: list[Vector], out_type: DataType) -> Vector:
     if out_type.is_decimal:
         if op == "mul" and res_scale != out_type.scale:
             res = rescale(res, res_scale, out_type.scale, valid, out_type)
-        _check_precision(res, out_type.precision, valid, out_type)
+        check_precision(res, out_type.precision, valid, out_type)
         if out_type.numpy_dtype != object and res.dtype == object:
             res = _int64_from_object(res, valid)
     else:
-        _check_int_range(res, out_type, valid)
+        check_int_range(res, out_type, valid)
         if res.dtype == object and out_type.numpy_dtype != object:
             res = _int64_from_object(res, valid, out_type.numpy_dtype)
         res = res.astype(out_type.numpy_dtype) if res.dtype != object else res
@@ -247,58 +248,6 @@ def negate(v: Vector, out_type: DataType) -> Vector:
     return Vector(out_type, (-data).astype(out_type.numpy_dtype), v.nulls)
 
 
-def absolute(v: Vector, out_type: DataType) -> Vector:
-    if v.data.dtype == object:
-        return Vector(out_type, np.abs(clean_object(v)), v.nulls)
-    if v.type.is_integer and v.data.dtype.kind == "i":
-        lo = np.iinfo(v.data.dtype).min
-        if (valid_mask(v) & (v.data == lo)).any():
-            raise ArithmeticOverflowError(f"Overflow on abs({lo})")
-    res = np.abs(v.data)
-    out = Vector(v.type, res, v.nulls)
-    return cast_vector(out, out_type) if out_type != v.type else out
-
-
-def round_vector(v: Vector, digits: int, out_type: DataType) -> Vector:
-    """round(x, digits): half away from zero (DuckDB) for doubles and decimals;
-    a decimal result keeps the scale of out_type."""
-    if v.type.is_decimal:
-        valid = valid_mask(v)
-        data = clean_object(v) if v.data.dtype == object else v.data
-        s = v.type.scale
-        keep = max(min(digits, s), -v.type.precision)
-        if keep < s:
-            step = s - keep
-            if data.dtype == object:
-                p = 10 ** step
-                r = np.array([(abs(int(x)) + p // 2) // p * (1 if x >= 0 else -1) for x in data], dtype=object)
-            else:
-                r = nk.round_div_pow(data.astype(np.int64), np.int64(10 ** step)) if step <= 18 else np.zeros(len(data), np.int64)
-            cur = keep
-        else:
-            r, cur = data, s
-        target_scale = out_type.scale if out_type.is_decimal else cur
-        r = rescale(r, cur, target_scale, valid, out_type)
-        if out_type.is_decimal:
-            return Vector(out_type, r.astype(out_type.numpy_dtype) if r.dtype != object and out_type.numpy_dtype != object else r, v.nulls)
-        dec = Vector(DataType("DECIMAL", 38 if r.dtype == object else 18, target_scale), r, v.nulls)
-        return cast_vector(dec, out_type)
-    if v.type.is_integer:
-        if digits >= 0:
-            return cast_vector(v, out_type)
-        dec = cast_vector(v, decimal_of(v.type) if v.type.id != "BIGINT" else DataType("DECIMAL", 18, 0))
-        return round_vector(dec, digits, out_type)
-    x = to_float64(v)
-    scale = 10.0 ** digits
-    with np.errstate(all="ignore"):
-        y = x * scale
-        r = np.trunc(y + np.copysign(0.5, y)) / scale
-        r = np.where(np.isfinite(r), r, x)
-    return Vector(out_type, r.astype(out_type.numpy_dtype) if out_type.is_float else r, v.nulls) \
-        if out_type.is_float else cast_vector(Vector(DOUBLE, r, v.nulls), out_type)
-
-
-# ---------------------------------------------------------------- comparison
 _NUMPY_CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less,
               "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal}
 
@@ -351,9 +300,6 @@ def _small_ints(data: np.ndarray) -> np.ndarray | None:
         return None
 
 
-_MIRROR = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
-
-
 def _compare_scaled_ints(op: str, a: Vector, b: Vector) -> np.ndarray | None:
     """op on two exact numbers held in int64 (integers, decimals of any
     scale, Int64WideVector): compared exactly without a common type, which
@@ -370,7 +316,7 @@ def _compare_scaled_ints(op: str, a: Vector, b: Vector) -> np.ndarray | None:
     sa = ta.scale if ta.is_decimal else 0
     sb = tb.scale if tb.is_decimal else 0
     if sa > sb:                                     # make a the side of smaller scale
-        x, y, sa, sb, op = y, x, sb, sa, _MIRROR[op]
+        x, y, sa, sb, op = y, x, sb, sa, MIRRORED_COMPARISON[op]
     if sa == sb:
         return _NUMPY_CMP[op](x, y)
     if sb - sa > 18:

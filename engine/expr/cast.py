@@ -87,7 +87,7 @@ def _round_div(v: int, p: int) -> int:
     return -q if v < 0 else q
 
 
-def _check_precision(data, precision, valid, target):
+def check_precision(data, precision, valid, target):
     if data.dtype == object:
         limit = 10 ** precision
         bad = np.flatnonzero(valid & ((data >= limit) | (data <= -limit)).astype(bool))
@@ -100,7 +100,7 @@ def _check_precision(data, precision, valid, target):
             raise _overflow(data[bad], target)
 
 
-def _check_int_range(values, target: DataType, valid, shown=None):
+def check_int_range(values, target: DataType, valid, shown=None):
     lo, hi = _INT_RANGE[target.id]
     if values.dtype == object:
         bad_mask = valid & ((values < lo) | (values > hi)).astype(bool)
@@ -191,15 +191,15 @@ def cast_vector(vec: Vector, target: DataType) -> Vector:
         if src.is_integer or src.id == "BOOLEAN":
             if data.dtype == np.bool_:
                 data = data.astype(np.int8)
-            _check_int_range(data, target, valid)
+            check_int_range(data, target, valid)
             return Vector(target, _to_storage(data, target, valid), vec.nulls)
         if src.is_float:
             r = np.rint(data.astype(np.float64))
-            _check_int_range(r, target, valid, shown=data)
+            check_int_range(r, target, valid, shown=data)
             return Vector(target, _to_storage(r, target, valid), vec.nulls)
         if src.is_decimal:
             r = rescale(data, src.scale, 0, valid)
-            _check_int_range(r, target, valid)
+            check_int_range(r, target, valid)
             return Vector(target, _to_storage(r, target, valid), vec.nulls)
     elif target.is_float:
         if src.is_numeric or src.id == "BOOLEAN":
@@ -222,7 +222,7 @@ def cast_vector(vec: Vector, target: DataType) -> Vector:
         else:
             r = None
         if r is not None:
-            _check_precision(r, target.precision, valid, target)
+            check_precision(r, target.precision, valid, target)
             if not wide and r.dtype == object:
                 r = _to_storage(r, DataType("BIGINT"), valid)
             return Vector(target, r, vec.nulls)
@@ -340,9 +340,9 @@ def _from_string(vec: Vector, target: DataType) -> Vector:
                     raise _bad(t, target)
                 values[r] = v
         if target.is_integer:
-            _check_int_range(values, target, valid)
+            check_int_range(values, target, valid)
         else:
-            _check_precision(values, target.precision, valid, target)
+            check_precision(values, target.precision, valid, target)
         return Vector(target, _to_storage(values, target, valid), vec.nulls)
     if target.is_float:
         width = int(np.max(np.diff(offsets))) if len(offsets) > 1 else 1

@@ -1,4 +1,5 @@
-"""Date functions: extract(part, x), date_add / date_sub with an interval."""
+"""Date functions: extract(part, x), date_add / date_sub with an interval,
+date_trunc(part, x) and date_diff(part, start, end)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import numpy as np
 from engine.block import Vector
 from engine.errors import UnsupportedFeatureError
 from engine.expr.cast import cast_vector
+from engine.expr.vectors import merge_nulls
 from engine.kernels import dates as dk
 from planner.types import DOUBLE, DataType
 
@@ -90,3 +92,46 @@ def add_interval(x: Vector, interval, sign: int, out_type: DataType) -> Vector:
         t = np.mod(x.data.astype(np.int64) + micros, dk.MICROS_PER_DAY)
         return Vector(out_type, t, x.nulls)
     raise UnsupportedFeatureError(f"date arithmetic on {x.type}")
+
+
+# date_trunc's parts below a day, in microseconds
+_TRUNC_MICROS = {"hour": 3_600_000_000, "minute": 60_000_000, "second": 1_000_000}
+
+
+def date_trunc(part: str, x: Vector, out_type: DataType) -> Vector:
+    """x (DATE or TIMESTAMP) truncated to the start of its ``part``, as a
+    TIMESTAMP (``part``: a name of planner/functions_dates.py TRUNC_PARTS)."""
+    if part in _TRUNC_MICROS:
+        t = _micros(x)
+        return Vector(out_type, t - np.mod(t, _TRUNC_MICROS[part]), x.nulls)
+    days = _days(x)
+    if part == "day":
+        out = days
+    elif part == "week":                       # ISO weeks start on Monday; 1970-01-01 was a Thursday
+        out = days - np.mod(days + 3, 7)
+    else:
+        ys, ms, _ = dk.civil_from_days(days)
+        if part == "year":
+            ms = np.ones_like(ms)
+        elif part == "quarter":
+            ms = (ms - 1) // 3 * 3 + 1
+        out = dk.days_from_civil(ys, ms, np.ones_like(ms))
+    return Vector(out_type, out * dk.MICROS_PER_DAY, x.nulls)
+
+
+def date_diff(part: str, a: Vector, b: Vector, out_type: DataType) -> Vector:
+    """The number of ``part`` boundaries from a to b (DATE or TIMESTAMP;
+    ``part``: a name of planner/functions_dates.py DIFF_PARTS)."""
+    da, db = _days(a), _days(b)
+    nulls = merge_nulls(a.nulls, b.nulls)
+    if part == "day":
+        return Vector(out_type, db - da, nulls)
+    ya, ma, _ = dk.civil_from_days(da)
+    yb, mb, _ = dk.civil_from_days(db)
+    if part == "year":
+        res = yb - ya
+    elif part == "quarter":
+        res = (yb * 4 + (mb - 1) // 3) - (ya * 4 + (ma - 1) // 3)
+    else:
+        res = (yb * 12 + mb) - (ya * 12 + ma)
+    return Vector(out_type, res.astype(np.int64), nulls)

@@ -11,12 +11,13 @@ import numpy as np
 
 from engine.block import Block, Vector, int64_values
 from engine.errors import UnsupportedFeatureError
-from engine.expr import arith, datefuncs, strfuncs
+from engine.expr import arith, datefuncs, numfuncs, strfuncs
 from engine.expr.cast import cast_vector, valid_mask
 from engine.expr.vectors import (as_nulls, clean_object, coded_dictionary, const_view,
                                  literal_vector, merge_nulls, null_bool, scatter)
 from engine.kernels import strings as sk
-from planner.expressions import Call, ColumnRef, Expr, Literal, Parameter, column_indexes
+from planner.expressions import (MIRRORED_COMPARISON, Call, ColumnRef, Expr, Literal, Parameter,
+                                 column_indexes)
 from planner.types import BOOLEAN, INTEGER_DECIMAL_PRECISION, DataType
 
 
@@ -72,7 +73,7 @@ def _neg(call: Call, block: Block) -> Vector:
 
 
 def _abs(call: Call, block: Block) -> Vector:
-    return arith.absolute(evaluate(call.args[0], block), call.type)
+    return numfuncs.absolute(evaluate(call.args[0], block), call.type)
 
 
 def _round(call: Call, block: Block) -> Vector:
@@ -82,14 +83,21 @@ def _round(call: Call, block: Block) -> Vector:
         digits = _literal_value(call.args[1], "round() digits")
         if digits is None:
             return literal_vector(None, call.type, block.n)
-    return arith.round_vector(x, int(digits), call.type)
+    return numfuncs.round_vector(x, int(digits), call.type)
+
+
+def _floor_ceil(call: Call, block: Block) -> Vector:
+    x = evaluate(call.args[0], block)
+    if x.type.id == "NULL":
+        return literal_vector(None, call.type, block.n)
+    return numfuncs.floor_ceil(x, call.func == "ceil", call.type)
 
 
 def _compare(call: Call, block: Block) -> Vector:
     left, right = call.args
     if isinstance(left, Literal) and not isinstance(right, Literal):
         left, right = right, left
-        op = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}.get(call.func, call.func)
+        op = MIRRORED_COMPARISON[call.func]
     else:
         op = call.func
     a = _compare_operand(left, block)
@@ -337,6 +345,21 @@ def _date_add(call: Call, block: Block) -> Vector:
     return datefuncs.add_interval(x, iv, 1 if call.func == "date_add" else -1, call.type)
 
 
+def _date_trunc(call: Call, block: Block) -> Vector:
+    x = evaluate(call.args[1], block)
+    if x.type.id == "NULL":
+        return literal_vector(None, call.type, block.n)
+    return datefuncs.date_trunc(call.args[0].value, x, call.type)
+
+
+def _date_diff(call: Call, block: Block) -> Vector:
+    a = evaluate(call.args[1], block)
+    b = evaluate(call.args[2], block)
+    if a.type.id == "NULL" or b.type.id == "NULL":
+        return literal_vector(None, call.type, block.n)
+    return datefuncs.date_diff(call.args[0].value, a, b, call.type)
+
+
 def _concat(call: Call, block: Block) -> Vector:
     args = []
     for a in _args(call, block):
@@ -359,6 +382,13 @@ def _length(call: Call, block: Block) -> Vector:
     return strfuncs.length(evaluate(call.args[0], block), call.type)
 
 
+def _trim(call: Call, block: Block) -> Vector:
+    x = evaluate(call.args[0], block)
+    if x.type.id == "NULL":
+        return literal_vector(None, call.type, block.n)
+    return strfuncs.trim(x, call.func != "rtrim", call.func != "ltrim", call.type)
+
+
 _FUNCS = {
     "add": _arith, "sub": _arith, "mul": _arith, "div": _arith,
     "intdiv": _arith, "mod": _arith, "neg": _neg,
@@ -369,12 +399,11 @@ _FUNCS = {
     "in_list": _in_list, "like": _like, "ilike": _like,
     "case": _case, "coalesce": _coalesce, "cast": _cast,
     "extract": _extract, "date_add": _date_add, "date_sub": _date_add,
+    "date_trunc": _date_trunc, "date_diff": _date_diff,
     "concat": _concat, "substring": _substring, "upper": _case_fn, "lower": _case_fn,
-    "length": _length, "abs": _abs, "round": _round,
+    "length": _length, "trim": _trim, "ltrim": _trim, "rtrim": _trim,
+    "abs": _abs, "round": _round, "floor": _floor_ceil, "ceil": _floor_ceil,
 }
-
-from engine.expr.extrafuncs import FUNCS as _EXTRA_FUNCS  # noqa: E402
-_FUNCS.update(_EXTRA_FUNCS)
 
 __all__ = ["evaluate", "evaluate_predicate", "literal_vector", "truth", "merge_nulls",
            "valid_mask"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.block import Block, Vector
+from engine.block import Block, Vector, empty_vector, null_vector, take_block, take_vector
 from engine.errors import UnsupportedFeatureError
 from planner.types import BIGINT, DataType
 
@@ -56,7 +56,6 @@ def _nulls(nulls):
 
 def null_nested_vector(typ: DataType, n: int) -> Vector:
     """n NULLs of a nested type (empty children)."""
-    from engine.block import empty_vector
     shape = (n,) if typ.id == "STRUCT" else (n, 2)
     kids = empty_vector(typ).children
     return Vector(typ, np.zeros(shape, np.int64), np.ones(n, np.uint8), children=kids)
@@ -75,11 +74,9 @@ def gather(child: Vector, positions: np.ndarray, valid: np.ndarray | None) -> Ve
     """child rows at ``positions``; rows where ``valid`` is False are NULL."""
     if valid is not None and not valid.all():
         if len(child) == 0:
-            from engine.operators.hashjoin import null_vector
             return null_nested_vector(child.type, len(positions)) if child.type.is_nested \
                 else null_vector(child.type, len(positions))
         positions = np.where(valid, positions, 0)
-    from engine.operators.rows import take_vector
     out = take_vector(child, positions)
     if valid is not None and not valid.all():
         out.nulls = _or_nulls(out.nulls, (~valid).astype(np.uint8))
@@ -153,7 +150,6 @@ def _map_lookup(call, block: Block):
     found = np.zeros(n, np.bool_)
     at = np.zeros(n, np.int64)
     if len(pos):
-        from engine.operators.rows import take_vector
         eq = arith.compare("eq", take_vector(keys, pos), take_vector(key, rows), None)
         hit = eq.data.astype(np.bool_)
         if eq.nulls is not None:
@@ -186,14 +182,12 @@ def unnest_block(block: Block, list_col: int, out_type: DataType) -> Block:
     v = block.columns[list_col]
     data = v.data if v.nulls is None else np.where((v.nulls != 0)[:, None], 0, v.data)
     rows, pos = entry_rows(data)
-    from engine.operators.rows import take_block, take_vector
     base = take_block(block, rows)
     elem = take_vector(v.children[0], pos) if len(pos) else _empty_of(v.children[0])
     return Block(base.columns + [elem], len(rows))
 
 
 def _empty_of(child: Vector) -> Vector:
-    from engine.block import empty_vector
     return empty_vector(child.type)
 
 

@@ -1,4 +1,5 @@
-"""String functions: like/ilike, concat, substring, upper, lower, length."""
+"""String functions: like/ilike, concat, substring, upper, lower, length,
+trim/ltrim/rtrim."""
 
 from __future__ import annotations
 
@@ -130,3 +131,11 @@ def length(x: Vector, out_type: DataType) -> Vector:
         offsets, data = flat(x)
         res = sk.char_lengths(offsets, data)
     return Vector(out_type if out_type.is_integer else BIGINT, res.astype(out_type.numpy_dtype), x.nulls)
+
+
+def trim(x: Vector, left: bool, right: bool, out_type: DataType) -> Vector:
+    """trim (both sides), ltrim (``left``) or rtrim (``right``) of ' ' bytes."""
+    from engine.kernels.string_trim import trim_flat
+    offsets, data = flat(x)
+    o, d = trim_flat(offsets, data, left, right)
+    return string_vector(out_type, o, d, x.nulls)

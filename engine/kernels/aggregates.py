@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from engine.kernels.sort import compare_strings
+from engine.kernels.strings import compare_strings
 
 
 @njit(nogil=True, cache=True)

@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from engine.kernels.sort import chunk_at, string_sort_ranks
-from engine.kernels.strings import _cmp_one
+from engine.kernels.strings import compare_strings
 
 DIGIT_BITS = 12               # radix digit width of the row sort
 
@@ -49,8 +49,8 @@ def row_less(ra, a, rb, b, string_col, string_desc, views, heap):
         if s >= 0:
             i = np.int64(ra[a, nw])
             j = np.int64(rb[b, nw])
-            c = _cmp_one(views[s, i, 0], views[s, i, 1], heap,
-                         views[s, j, 0], views[s, j, 1], heap)
+            c = compare_strings(views[s, i, 0], views[s, i, 1], heap,
+                                views[s, j, 0], views[s, j, 1], heap)
             if c != 0:
                 return (c > 0) if string_desc[w] else (c < 0)
     return ra[a, nw] < rb[b, nw]

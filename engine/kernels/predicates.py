@@ -1,4 +1,4 @@
-"""Comparison kernels for conjunctions of restrictions (engine/operators/
+"""Comparison kernels for conjunctions of restrictions (engine/filtering/
 conjunction.py): each ANDs one comparison's outcome into a block's bool mask
 in place and returns how many rows are left, so k comparisons cost k kernel
 calls and no temporaries -- where the expression evaluator makes a result
@@ -15,7 +15,6 @@ import numpy as np
 from numba import njit
 
 OPS = {"eq": 0, "ne": 1, "lt": 2, "le": 3, "gt": 4, "ge": 5}
-MIRRORED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
 
 @njit(nogil=True, cache=True)

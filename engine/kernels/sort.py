@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from engine.kernels.strings import _cmp_one as compare_strings  # also used by aggregates
+from engine.kernels.strings import compare_strings
 
 _LOW32 = np.uint64(0xFFFFFFFF)
 _BYTE = np.uint64(0xFF)

@@ -132,7 +132,7 @@ def views_to_pylist(views, heap, nulls=None, decode_utf8=True):
 
 # ---------------------------------------------------------------- comparison
 @njit(nogil=True, cache=True, inline="always")
-def _cmp_one(a0, a1, ha, b0, b1, hb):
+def compare_strings(a0, a1, ha, b0, b1, hb):
     """-1, 0, 1: unsigned byte-wise order of two strings."""
     if a0 == b0 and a1 == b1 and _len(a0) <= 12:
         return 0
@@ -159,7 +159,7 @@ def compare_views(va, ha, vb, hb):
     n = va.shape[0]
     out = np.empty(n, np.int8)
     for i in range(n):
-        out[i] = _cmp_one(va[i, 0], va[i, 1], ha, vb[i, 0], vb[i, 1], hb)
+        out[i] = compare_strings(va[i, 0], va[i, 1], ha, vb[i, 0], vb[i, 1], hb)
     return out
 
 
@@ -169,7 +169,7 @@ def compare_views_const(va, ha, c0, c1, hc):
     n = va.shape[0]
     out = np.empty(n, np.int8)
     for i in range(n):
-        out[i] = _cmp_one(va[i, 0], va[i, 1], ha, c0, c1, hc)
+        out[i] = compare_strings(va[i, 0], va[i, 1], ha, c0, c1, hc)
     return out
 
 

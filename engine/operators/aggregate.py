@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from engine.block import Block, Vector
+from engine.block import Block, Vector, take_vector
 from engine.kernels.aggregates import fold_codes, gather_int64, mark_present, prepend_group_ids
 from engine.kernels.hashing import KeyColumns, hash_keys, normalize_keys
 from engine.kernels.hashtable import GroupTable
@@ -15,7 +15,6 @@ from engine.kernels.partition import gather_remapped
 from engine.operators.accumulators import make_accumulator, moved_out, share_state, state_bytes
 from engine.operators.collect import concat_consumed
 from engine.operators.filter import select_block
-from engine.operators.rows import take_vector
 from engine.pipeline import Sink
 from engine.scheduler import parallel_map
 from planner.expressions import Call, ColumnRef, Literal, column_indexes
@@ -212,7 +211,7 @@ _ALL_ROWS = np.zeros(1, np.int64)
 _MAX_CODE_COMBOS = 1 << 16
 
 
-def _coded_group_ids(table, key_vecs, n):
+def coded_group_ids(table, key_vecs, n):
     """Group ids from dictionary codes when every key is a NULL-free string
     column that carries them (scan CodedVector) and the code combinations
     are few: only the combinations present in the block are normalized,
@@ -350,7 +349,7 @@ class AggregateSink(Sink):
         n = block.n
         if local.table is not None:
             key_vecs = _eval(self.groups, block)
-            gid = _coded_group_ids(local.table, key_vecs, n)
+            gid = coded_group_ids(local.table, key_vecs, n)
             if gid is None:
                 gid = local.table.insert(normalize_keys(key_vecs, n, null_word=True))
         else:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.block import Block
-from engine.operators.rows import take_vector
+from engine.block import Block, take_vector
 from engine.pipeline import Operator
 
 
 # a vector's rows by bool mask or by positions: the one implementation is
-# engine.operators.rows.take_vector (masks through the branchless
+# engine.block.take_vector (masks through the branchless
 # compress_rows kernel, positions through np.take; CodedVectors keep codes)
 select_vector = take_vector
 
@@ -23,7 +22,7 @@ def select_block(block: Block, mask: np.ndarray) -> Block:
 
 class FilterOperator(Operator):
     def __init__(self, predicate):
-        from engine.operators.conjunction import Conjunction
+        from engine.filtering.conjunction import Conjunction
         self.predicate = predicate
         self.conjunction = Conjunction([predicate])
 

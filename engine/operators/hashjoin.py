@@ -26,7 +26,7 @@ from functools import partial
 
 import numpy as np
 
-from engine.block import Block, Vector
+from engine.block import Block, Vector, null_vector, take_block
 from engine.errors import ExecutionError, UnsupportedFeatureError
 from engine.kernels.hashing import hash_keys, normalize_keys
 from engine.kernels.hashtable import join_probe, join_probe_exists, table_size
@@ -34,7 +34,6 @@ from engine.kernels.join_partition import (FINE_BITS, MAX_ROWS, build_partitions
                                            partition_bits, partition_histogram, partition_shift,
                                            scatter_part)
 from engine.operators.collect import CollectSink, block_nbytes, concat_shared
-from engine.operators.rows import take_block
 from engine.pipeline import Operator
 from engine.scheduler import parallel_map
 from planner.types import BOOLEAN
@@ -48,16 +47,6 @@ SUPPORTED_KINDS = ("inner", "left", "right", "full", "semi", "anti", "cross",
 BUILD_MARK_KINDS = ("right_semi", "right_anti")
 _EXISTS_KINDS = ("semi", "anti", "mark")
 SCALAR_SUBQUERY_ERROR = "More than one row returned by a subquery used as an expression"
-
-
-def null_vector(t, n: int) -> Vector:
-    """n NULLs of type t."""
-    nulls = np.ones(n, np.uint8)
-    if t.is_string:
-        return Vector(t, np.zeros((n, 2), np.uint64), nulls, np.zeros(0, np.uint8))
-    if t.numpy_dtype == object:
-        return Vector(t, np.full(n, 0, dtype=object), nulls)
-    return Vector(t, np.zeros(n, t.numpy_dtype), nulls)
 
 
 def _evaluate_all(exprs, block: Block) -> list[Vector]:

@@ -8,10 +8,10 @@ import numpy as np
 from engine.block import Block, Vector, rows_of
 from engine.config import machine_cores
 from engine.errors import FileFormatError
-from engine.operators.conjunction import Conjunction
+from engine.filtering.conjunction import Conjunction
+from engine.filtering.pruning import ScanPruner
 from engine.operators.filter import select_vector
 from engine.pipeline import Source
-from engine.operators.pruning import ScanPruner
 from planner.expressions import column_indexes, remap_columns
 from planner.logical import Scan
 from scan.encodings.dictionary import gather

@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.block import Block, Int64WideVector, Vector
+from engine.block import Block, Int64WideVector, Vector, take_block
 from engine.kernels.merge import cut_runs, merge_runs, pack_rows, sort_run, word_ranges
 from engine.kernels.sort import float_sort_keys, string_ranks
 from engine.kernels.strings import as_heap, compare_views_const
 from engine.operators.collect import block_nbytes, concat_shared
-from engine.operators.rows import take_block
 from engine.pipeline import Sink
 from engine.scheduler import parallel_map
 from planner.expressions import ColumnRef

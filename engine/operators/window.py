@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.block import Block, Vector, empty_vector
+from engine.block import Block, Vector, empty_vector, take_vector
 from engine.errors import UnsupportedFeatureError
-from engine.operators.rows import take_vector
 from engine.operators.sort import sort_order, value_sort_key
 from planner.logical import SortKey, Window, WindowFunction
 

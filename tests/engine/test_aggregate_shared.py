@@ -65,7 +65,7 @@ def test_group_by_dictionary_codes(tables, sql):
 
 
 def test_scan_yields_coded_vectors(tables):
-    from engine.operators.aggregate import _coded_group_ids
+    from engine.operators.aggregate import coded_group_ids
     from engine.block import Vector
     from engine.operators.scan import CodedVector, column_vector
     from engine.kernels.hashtable import GroupTable
@@ -85,7 +85,7 @@ def test_scan_yields_coded_vectors(tables):
     part = vec.slice(10, 50)
     assert isinstance(part, CodedVector) and (part.dictionary[part.codes] == part.data).all()
     table = GroupTable(1, 1)
-    gid = _coded_group_ids(table, [vec], len(vec))
+    gid = coded_group_ids(table, [vec], len(vec))
     w, strs, heap = table.keys()
     assert (strs[gid, 0] == vec.data[:, 0]).all()
-    assert _coded_group_ids(GroupTable(1, 1), [vec, Vector(T.VARCHAR, vec.data, None, vec.heap)], len(vec)) is None
+    assert coded_group_ids(GroupTable(1, 1), [vec, Vector(T.VARCHAR, vec.data, None, vec.heap)], len(vec)) is None

@@ -1,4 +1,4 @@
-"""Conjunction (engine/operators/conjunction.py): comparisons checked by the
+"""Conjunction (engine/filtering/conjunction.py): comparisons checked by the
 predicate kernels give exactly the expression evaluator's mask (NULL and
 FALSE drop a row), for every operator, constant side, storage width and
 NULL pattern; what the kernels cannot take falls back to the evaluator;
@@ -20,7 +20,7 @@ import engine
 from engine.block import Block, Int64WideVector, Vector
 from engine.expr import evaluate_predicate
 from engine.kernels.predicates import OPS
-from engine.operators.conjunction import Conjunction
+from engine.filtering.conjunction import Conjunction
 from planner import types as T
 from planner.expressions import Call, ColumnRef, Literal
 

@@ -223,9 +223,9 @@ def test_unknown_format():
 
 
 def test_numpy_fallbacks_match_kernels():
-    from engine.convert import _views_to_buffer_numpy, views_to_strings
+    from engine.convert import views_to_buffer_numpy, views_to_strings
     v = strings_to_vector(STRINGS[:-2] + ["y" * 13, "ok"], T.VARCHAR)
-    buf, offsets = _views_to_buffer_numpy(v.data, v.heap)
+    buf, offsets = views_to_buffer_numpy(v.data, v.heap)
     assert (buf, offsets.tolist()) == (lambda b, o: (b, o.tolist()))(*views_to_buffer(v.data, v.heap))
     assert views_to_strings(v.data, v.heap) == [s or "" for s in STRINGS[:-2]] + ["y" * 13, "ok"]
 

@@ -1,5 +1,5 @@
 """The nogil kernels behind group ids from dictionary codes
-(engine.operators.aggregate._coded_group_ids) against their numpy meaning."""
+(engine.operators.aggregate.coded_group_ids) against their numpy meaning."""
 
 from __future__ import annotations
 

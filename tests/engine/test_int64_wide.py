@@ -13,11 +13,10 @@ import pyarrow.parquet as pq
 import pytest
 
 import engine
-from engine.block import Int64WideVector, Vector, concat_vectors, int64_values
+from engine.block import Int64WideVector, Vector, concat_vectors, int64_values, take_vector
 from engine.expr.arith import arithmetic, compare
 from engine.expr.cast import cast_vector
 from engine.operators.accumulators import make_accumulator
-from engine.operators.rows import take_vector
 from engine.operators.filter import select_vector
 from planner import types as T
 from planner.logical import AggregateCall

@@ -1,5 +1,5 @@
 """Pruning by footer statistics, the page index and bloom filters
-(engine/operators/pruning.py): every rule is checked for correctness (rows
+(engine/filtering/pruning.py): every rule is checked for correctness (rows
 equal DuckDB's over the same data loaded as a table, so DuckDB's own Parquet
 pruning plays no part) and effectiveness (the query's PruningCounters), and
 adversarial files check that pruning never drops a row."""
@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import engine
-from engine.operators import pruning as P
-from engine.operators.pruning import ScanPruner, ValueRange, chunk_range, leaf_may_match
+from engine.filtering.pruning import ScanPruner, ValueRange, chunk_range, leaf_may_match
+from engine.filtering.terms import Leaf
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "parquet-testing" / "data"
 if not CORPUS.exists():
@@ -268,7 +268,7 @@ def test_truncated_max_is_incremented():
         {"meta_data": {"statistics": stats}}]}], "column_orders": [{"TYPE_ORDER": {}}]}})()
     rng = chunk_range(pf, 0, 0)
     assert rng.hi == b"Kf" and rng.lo == b"Al"
-    assert leaf_may_match(P.Leaf(0, "eq", (b"Kevin",)), rng)
+    assert leaf_may_match(Leaf(0, "eq", (b"Kevin",)), rng)
     stats["max_value"] = b"K\xff\xff"
     assert chunk_range(pf, 0, 0).hi == b"L"
     stats["max_value"] = b"\xff\xff"
@@ -289,15 +289,15 @@ def test_truncated_max_is_incremented():
 
 def test_value_range_rules():
     r = ValueRange(1, 5, 0, 10)
-    assert not leaf_may_match(P.Leaf(0, "is_null"), r)
-    assert not leaf_may_match(P.Leaf(0, "is_null"), ValueRange(None, None, None, 10, True))
-    assert leaf_may_match(P.Leaf(0, "is_null"), ValueRange(None, None, None, 10))
-    assert not leaf_may_match(P.Leaf(0, "is_not_null"), ValueRange(None, None, 10, 10))
-    assert not leaf_may_match(P.Leaf(0, "eq", (3,)), ValueRange(None, None, 10, 10))
-    assert leaf_may_match(P.Leaf(0, "gt", (9.0,), (), True), ValueRange(1.0, 5.0, 0, 10))
-    assert not leaf_may_match(P.Leaf(0, "gt", (9,)), r)
-    assert not leaf_may_match(P.Leaf(0, "in", (None, 7)), r)
-    assert leaf_may_match(P.Leaf(0, "eq", (0.0,), (), True), ValueRange(-0.0, 1.0, 0, 3))
+    assert not leaf_may_match(Leaf(0, "is_null"), r)
+    assert not leaf_may_match(Leaf(0, "is_null"), ValueRange(None, None, None, 10, True))
+    assert leaf_may_match(Leaf(0, "is_null"), ValueRange(None, None, None, 10))
+    assert not leaf_may_match(Leaf(0, "is_not_null"), ValueRange(None, None, 10, 10))
+    assert not leaf_may_match(Leaf(0, "eq", (3,)), ValueRange(None, None, 10, 10))
+    assert leaf_may_match(Leaf(0, "gt", (9.0,), (), True), ValueRange(1.0, 5.0, 0, 10))
+    assert not leaf_may_match(Leaf(0, "gt", (9,)), r)
+    assert not leaf_may_match(Leaf(0, "in", (None, 7)), r)
+    assert leaf_may_match(Leaf(0, "eq", (0.0,), (), True), ValueRange(-0.0, 1.0, 0, 3))
 
 
 def test_int96_and_missing_stats_corpus():

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from planner import plan_query
-from planner.logical import explain
+from planner.explain import explain
 from planner.rules import semijoin_pushdown
 from tests.engine.test_executor_helpers import assert_rows_equal, duck
 from tests.engine.test_semijoin_reduction import _connect

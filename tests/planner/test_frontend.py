@@ -84,9 +84,9 @@ def test_describe_leaves_the_cached_parse_unchanged():
     """DESCRIBE t builds SELECT * FROM t on a copy: the cached parse of the
     text (shared by every later parse of it) keeps its table under its own
     DESCRIBE node, and the two statements do not share nodes."""
-    from planner.frontend import _parse_one
+    from planner.frontend import parse_cached
     (first,) = parse_statements("DESCRIBE lineitem")
-    cached = _parse_one("DESCRIBE lineitem")
+    cached = parse_cached("DESCRIBE lineitem")
     (again,) = parse_statements("DESCRIBE lineitem")
     assert cached.this.parent is cached
     assert first.ast is not again.ast and first.ast.sql() == again.ast.sql()

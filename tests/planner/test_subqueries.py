@@ -10,8 +10,9 @@ import pytest
 
 from planner import bind_query, plan_query
 from planner.errors import UnsupportedFeatureError
+from planner.explain import explain
 from planner.expressions import Call, OuterRef, walk
-from planner.logical import DependentJoin, Join, Node, explain
+from planner.logical import DependentJoin, Join, Node
 from planner.rules.decorrelation import node_exprs
 from tpch.queries import query_text
 

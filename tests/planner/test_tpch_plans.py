@@ -5,8 +5,9 @@ import duckdb
 import pytest
 
 from planner import plan_query
+from planner.explain import explain
 from planner.expressions import ColumnRef, walk
-from planner.logical import Aggregate, Filter, Join, Node, Project, Scan, explain
+from planner.logical import Aggregate, Filter, Join, Node, Project, Scan
 
 from .conftest import TPCH_TABLES
 from .tpch_texts import QUERIES
@@ -170,7 +171,7 @@ def test_a_cached_parse_is_shared_and_never_changed_by_planning(name, tpch_catal
     """Parsed statements are kept by their text (planner/frontend.py); the
     binder and the optimizer must leave the shared tree as parsed, and a
     second planning of it gives the same plan."""
-    from planner.frontend import _parse_uncached, parse_statements
+    from planner.frontend import parse_statements, parse_uncached
     text = QUERIES[name]
     (first,) = parse_statements(text)
     (again,) = parse_statements(text)
@@ -178,5 +179,5 @@ def test_a_cached_parse_is_shared_and_never_changed_by_planning(name, tpch_catal
     before = first.ast.sql(dialect="duckdb")
     plans = [explain(plan_query(text, tpch_catalog)) for _ in range(2)]
     assert first.ast.sql(dialect="duckdb") == before
-    assert first.ast == _parse_uncached(text)
+    assert first.ast == parse_uncached(text)
     assert plans[0] == plans[1]

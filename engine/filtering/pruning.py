@@ -1,12 +1,7 @@
 """Skipping what a scan's pushed filters cannot match: row groups by footer
 statistics and bloom filters, row ranges inside a row group by the page index.
-
-A pushed filter becomes a ``Term`` tree: leaves ``column op literal`` (op one
-of eq lt le gt ge in is_null is_not_null), ``AllOf`` (AND) and ``AnyOf``
-(OR).  Terms speak of "may some row make this TRUE"; NULL and FALSE both
-drop a row, so AND and OR compose monotonically and an OR prunes only when
-every branch prunes.  Anything not understood (NOT, LIKE, functions, casts
-that are not exact widenings) is "may match": pruning never guesses.
+The filters are read as terms (engine/filtering/terms.py); whatever the
+statistics cannot decide may match: pruning never guesses.
 
 Statistics are read in the storage form of the column (planner/types.py) and
 trusted only as far as the format allows:
@@ -26,185 +21,14 @@ Bloom filters (scan/bloom.py) reject row groups for = and IN."""
 
 from __future__ import annotations
 
-import math
 import threading
 from dataclasses import dataclass
 
-import numpy as np
-
-from planner.expressions import Call, ColumnRef, Literal
+from engine.filtering.terms import (NO_MATCH, UNKNOWN, AllOf, Leaf, bloom_columns,
+                                    filter_terms, term_columns, term_key)
 from scan.metadata import decode_stat_value
 
-_FLIP = {"eq": "eq", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 _UNSIGNED_NAMES = ("uint8", "uint16", "uint32", "uint64")
-UNKNOWN = object()          # a literal has no exact image in the column's storage
-NO_MATCH = object()         # no stored value can equal the literal
-
-
-# ---- terms ---------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Widening:
-    """CAST(x AS dst) where every value of src maps exactly and monotonically
-    (non-decreasing) to dst: integer widening, integer -> DECIMAL,
-    DECIMAL -> DECIMAL of larger scale, integer -> DOUBLE, FLOAT -> DOUBLE,
-    DATE -> TIMESTAMP."""
-    kind: str           # int, scale, float, date_ts
-    factor: int = 1
-
-    def forward(self, v):
-        if self.kind in ("int", "scale", "date_ts"):
-            return int(v) * self.factor
-        return float(v)
-
-    def preimage(self, v):
-        """The source-storage value mapping to ``v``: value, NO_MATCH or UNKNOWN."""
-        if self.kind == "float":
-            return UNKNOWN
-        if not isinstance(v, int) or isinstance(v, bool):
-            return UNKNOWN
-        if v % self.factor:
-            return NO_MATCH
-        return v // self.factor
-
-
-def widening(src, dst) -> Widening | None:
-    if src.is_integer and dst.is_integer:
-        if src.id == "HUGEINT":
-            return Widening("int") if dst.id == "HUGEINT" else None
-        if dst.id == "HUGEINT":
-            return Widening("int")
-        a, b = np.iinfo(src.numpy_dtype), np.iinfo(dst.numpy_dtype)
-        return Widening("int") if b.min <= a.min and b.max >= a.max else None
-    if src.is_integer and dst.is_decimal:
-        return Widening("scale", 10 ** dst.scale)
-    if src.is_decimal and dst.is_decimal and dst.scale >= src.scale:
-        return Widening("scale", 10 ** (dst.scale - src.scale))
-    if src.is_integer and dst.id == "DOUBLE" and src.id != "HUGEINT":
-        return Widening("float")
-    if src.id == "FLOAT" and dst.id == "DOUBLE":
-        return Widening("float")
-    if src.id == "DATE" and dst.id == "TIMESTAMP":
-        return Widening("date_ts", 86_400_000_000)
-    return None
-
-
-@dataclass(frozen=True)
-class Leaf:
-    column: int                 # index in the Scan's schema
-    op: str                     # eq lt le gt ge in is_null is_not_null never
-    values: tuple = ()          # literal values in the expression's storage form
-    casts: tuple = ()           # Widening steps from column storage to the expression's
-    float_column: bool = False  # the column holds floats (NaN may hide from min/max)
-
-
-@dataclass(frozen=True)
-class AllOf:
-    terms: tuple
-
-
-@dataclass(frozen=True)
-class AnyOf:
-    terms: tuple
-
-
-NEVER = Leaf(-1, "never")
-
-
-def _column_of(expr):
-    """(ColumnRef, casts) when expr is a column under exact widening casts."""
-    casts = []
-    while isinstance(expr, Call) and expr.func == "cast" and len(expr.args) == 1:
-        w = widening(expr.args[0].type, expr.type)
-        if w is None:
-            return None
-        casts.append(w)
-        expr = expr.args[0]
-    if isinstance(expr, ColumnRef):
-        return expr, tuple(reversed(casts))
-    return None
-
-
-def _literal_value(lit: Literal, typ):
-    """A literal in a form comparable with statistics, or UNKNOWN."""
-    v = lit.value
-    if v is None:
-        return None
-    if isinstance(v, str):
-        return v.encode("utf-8")
-    if isinstance(v, (bytearray, memoryview)):
-        return bytes(v)
-    if isinstance(v, (float, np.floating)):
-        v = float(v)
-        if math.isnan(v):
-            return UNKNOWN
-        if typ.id == "FLOAT" and float(np.float32(v)) != v:
-            return UNKNOWN
-        return v
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if isinstance(v, (int, np.integer)):
-        return int(v)
-    return UNKNOWN
-
-
-def _leaf(col_expr, op, literals) -> Leaf | None:
-    found = _column_of(col_expr)
-    if found is None:
-        return None
-    ref, casts = found
-    values = tuple(_literal_value(x, col_expr.type) for x in literals)
-    if any(v is UNKNOWN for v in values):
-        return None
-    return Leaf(ref.index, op, values, casts, ref.type.is_float)
-
-
-def term_of(expr):
-    """The Term of one boolean expression, or None when it cannot prune."""
-    if isinstance(expr, Literal):
-        return NEVER if expr.value is None or expr.value is False else None
-    if not isinstance(expr, Call):
-        return None
-    f, args = expr.func, expr.args
-    if f == "and":
-        kids = tuple(t for t in map(term_of, args) if t is not None)
-        return AllOf(kids) if kids else None
-    if f == "or":
-        kids = tuple(map(term_of, args))
-        return None if any(t is None for t in kids) else AnyOf(kids)
-    if f in _FLIP and len(args) == 2:
-        a, b = args
-        if isinstance(a, Literal) and not isinstance(b, Literal):
-            a, b, f = b, a, _FLIP[f]
-        if isinstance(b, Literal):
-            if b.value is None:
-                return NEVER                     # comparison with NULL is never true
-            return _leaf(a, f, [b])
-        return None
-    if f == "in_list" and len(args) >= 2 and all(isinstance(x, Literal) for x in args[1:]):
-        return _leaf(args[0], "in", args[1:])
-    if f in ("is_null", "is_not_null") and len(args) == 1:
-        return _leaf(args[0], f, [])
-    return None
-
-
-def filter_terms(filters) -> AllOf | None:
-    """The Term of a Scan's pushed conjuncts, or None when none can prune."""
-    kids = tuple(t for t in map(term_of, filters) if t is not None)
-    return AllOf(kids) if kids else None
-
-
-def bloom_columns(term) -> set:
-    """Columns of the term's eq / in leaves (the ones a bloom filter can reject)."""
-    if isinstance(term, Leaf):
-        return {term.column} if term.column >= 0 and term.op in ("eq", "in") else set()
-    return set().union(*[bloom_columns(t) for t in term.terms]) if term.terms else set()
-
-
-def term_columns(term) -> set:
-    if isinstance(term, Leaf):
-        return {term.column} if term.column >= 0 else set()
-    return set().union(*[term_columns(t) for t in term.terms]) if term.terms else set()
 
 
 # ---- value ranges --------------------------------------------------------------
@@ -424,7 +248,6 @@ class ScanPruner:
         self.use_page_index = use_page_index
         self._spans: dict = {}
         self._lock = threading.Lock()
-        from engine.operators.page_spans import term_key
         self._term_key = term_key(self.term) if self.term is not None else None
         self.bloom_columns = sorted(bloom_columns(self.term)) if self.term is not None else []
 
@@ -472,7 +295,7 @@ class ScanPruner:
         with self._lock:
             if key in self._spans:
                 return self._spans[key]
-        from engine.operators.page_spans import remembered_spans
+        from engine.filtering.page_spans import remembered_spans
         spans, pages = remembered_spans(pf, rg, file_cols, self.term, self._term_key,
                                          self.columns)
         with self._lock:

@@ -20,21 +20,15 @@ import numpy as np
 
 from engine.block import Block, Int64WideVector, Vector
 from engine.expr.vectors import coded_dictionary, literal_vector
-from engine.kernels.predicates import (MIRRORED, OPS, and_compare_columns, and_compare_const,
+from engine.filtering.terms import comparison_operands
+from engine.kernels.predicates import (OPS, and_compare_columns, and_compare_const,
                                        and_in_ranges, and_lookup, and_not_null)
-from planner.expressions import Call, ColumnRef, Expr, Literal, remap_columns
+from planner.expressions import Call, ColumnRef, Expr, Literal, remap_columns, split_conjuncts
 
 # types whose values order like their integer storage
 _ORDERED_STORAGE = frozenset({"INTEGER", "BIGINT", "DATE", "TIME", "TIMESTAMP", "TIMESTAMPTZ",
                               "TIMESTAMP_NS", "DECIMAL"})
 _KERNEL_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
-
-
-def conjuncts(expr: Expr) -> list[Expr]:
-    """The operands of nested ANDs (the expression itself when it is no AND)."""
-    if isinstance(expr, Call) and expr.func == "and":
-        return [c for a in expr.args for c in conjuncts(a)]
-    return [expr]
 
 
 def _comparable(ta, tb) -> bool:
@@ -52,12 +46,10 @@ def _comparable(ta, tb) -> bool:
 def _leaf(e: Expr):
     """(expr, column, other column or -1, op code, constant) of a comparison
     the kernels can check, else None."""
-    if not (isinstance(e, Call) and e.func in OPS and len(e.args) == 2):
+    operands = comparison_operands(e)
+    if operands is None:
         return None
-    a, b = e.args
-    op = e.func
-    if isinstance(a, Literal) and isinstance(b, ColumnRef):
-        a, b, op = b, a, MIRRORED[op]
+    a, op, b = operands
     if not isinstance(a, ColumnRef) or not _comparable(a.type, b.type):
         return None
     if isinstance(b, ColumnRef):
@@ -90,7 +82,7 @@ def _ranges(e: Expr):
     column, los, his = None, [], []
     for branch in e.args:
         lo, hi = _INT64_MIN, _INT64_MAX
-        for c in conjuncts(branch):
+        for c in split_conjuncts(branch):
             leaf = _leaf(c)
             if leaf is None or leaf[2] >= 0 or (column is not None and leaf[1] != column):
                 return None
@@ -148,7 +140,7 @@ class Conjunction:
         self.coded = []             # (expr, column, expr over column 0)
         self.rest = []              # the other conjuncts, evaluated after them
         for e in exprs:
-            for c in conjuncts(e):
+            for c in split_conjuncts(e):
                 leaf = _leaf(c)
                 if leaf is not None:
                     self.leaves.append(leaf)

@@ -1,4 +1,4 @@
-"""Page-index pruning's row spans (engine/operators/pruning.py's ScanPruner
+"""Page-index pruning's row spans (engine/filtering/pruning.py's ScanPruner
 uses them): the [start, stop) row ranges of a row group whose pages may
 satisfy a filter, computed from the column and offset indexes and
 remembered per open file, so a query repeated with the same filter does
@@ -11,43 +11,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from engine.operators.pruning import AllOf, Leaf, chunk_range, leaf_may_match, page_ranges
-
-class _TermKey:
-    """A filter term as a memo key: its hash computed once, and one object
-    per distinct term (interned), so a lookup is decided by identity instead
-    of walking the term again for every morsel."""
-    __slots__ = ("term", "_hash")
-
-    def __init__(self, term):
-        self.term = term
-        self._hash = hash(term)
-
-    def __hash__(self):
-        return self._hash
-
-    def __eq__(self, other):
-        return self is other or (isinstance(other, _TermKey) and self._hash == other._hash
-                                 and self.term == other.term)
-
-
-_TERM_KEYS: dict = {}
-_TERM_KEYS_CAP = 4096
-
-
-def term_key(term):
-    """The interned _TermKey of a term, or None when a literal is unhashable."""
-    try:
-        key = _TermKey(term)
-    except TypeError:
-        return None
-    with _MASKS_LOCK:
-        known = _TERM_KEYS.get(key)
-        if known is None:
-            if len(_TERM_KEYS) >= _TERM_KEYS_CAP:
-                _TERM_KEYS.clear()
-            _TERM_KEYS[key] = known = key
-    return known
+from engine.filtering.pruning import chunk_range, leaf_may_match, page_ranges
+from engine.filtering.terms import AllOf, Leaf
 
 
 # surviving row spans of earlier queries, per open file: (row group, term,
@@ -63,7 +28,7 @@ _MASKS_LOCK = threading.Lock()
 def remembered_spans(pf, rg: int, file_cols: list, term, term_key, columns) -> tuple:
     """surviving_spans, remembered in the file's memo: a query repeated with
     the same filter does not walk the page indexes again (``term_key``: the
-    term's _TermKey, None when the term cannot be a key)."""
+    term's interned key (terms.term_key), None when the term cannot be a key)."""
     memo = getattr(pf, "memo", None)
     if term_key is None or memo is None:
         return surviving_spans(pf, rg, file_cols, term, columns)
