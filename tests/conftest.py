@@ -1,5 +1,7 @@
 """Shared fixtures: TPC-H data generated on the fly (tpchgen-cli), cached for
-the session, and paths to the shared conformance corpus and answers."""
+the session, DuckDB (the oracle) over it, and paths to the shared conformance
+corpus and answers.  Helpers to connect either engine to other files:
+tests/connections.py."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.connections import duckdb_with_tpch
 from tests.paths import SHARED
 
 
@@ -33,3 +36,12 @@ def tpch_sf001(tmp_path_factory) -> str:
 def tpch_sf01(tmp_path_factory) -> str:
     """Directory with the eight TPC-H tables at scale factor 0.1."""
     return _tpch(tmp_path_factory, 0.1)
+
+
+@pytest.fixture(scope="session")
+def duckdb_tpch(tpch_sf001):
+    """A DuckDB connection with a view per TPC-H SF0.01 table (read only:
+    tests share it)."""
+    con = duckdb_with_tpch(tpch_sf001)
+    yield con
+    con.close()

@@ -8,8 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import engine
-from tests.engine.test_executor_helpers import assert_rows_equal, duck, write_sample_tables
+from tests.engine.test_executor_helpers import assert_matches_duckdb, write_sample_tables
 
 CONFIGS = [(1, 65536), (2, 1000), (2, 777)]
 
@@ -37,12 +36,7 @@ QUERIES = [
 @pytest.mark.parametrize("sql", QUERIES)
 def test_shared_subexpressions_and_selective_scans(tables, sql):
     p1, _ = tables
-    want = duck(sql, t1=p1)
-    for threads, rows in CONFIGS:
-        con = engine.connect(":memory:", threads=threads, block_rows=rows)
-        con.sql(f"CREATE VIEW t1 AS SELECT * FROM read_parquet('{p1}')")
-        got = con.sql(sql).fetchall()
-        assert_rows_equal(got, want, ordered=False)
+    assert_matches_duckdb(sql, {"t1": p1}, CONFIGS)
 
 
 CODED = [
@@ -57,11 +51,7 @@ CODED = [
 @pytest.mark.parametrize("sql", CODED)
 def test_group_by_dictionary_codes(tables, sql):
     _, p2 = tables
-    want = duck(sql, t2=p2)
-    for threads, rows in CONFIGS:
-        con = engine.connect(":memory:", threads=threads, block_rows=rows)
-        con.sql(f"CREATE VIEW t2 AS SELECT * FROM read_parquet('{p2}')")
-        assert_rows_equal(con.sql(sql).fetchall(), want, ordered=False)
+    assert_matches_duckdb(sql, {"t2": p2}, CONFIGS)
 
 
 def test_scan_yields_coded_vectors(tables):

@@ -12,6 +12,7 @@ import pytest
 import engine
 from engine.catalog import Catalog
 from engine.config import Config
+from tests.connections import tpch_tables
 
 
 # ---------------------------------------------------------------- connect / config
@@ -157,21 +158,10 @@ def test_catalog_file_cache_reopens_changed_file(small_files, tmp_path):
 
 @pytest.fixture(scope="module")
 def con(tpch_sf001):
-    pytest.importorskip("planner.optimizer")
-    pytest.importorskip("engine.executor")
     c = engine.connect(threads=2)
-    for table in ("lineitem", "orders", "customer", "nation", "region", "part", "supplier", "partsupp"):
-        c.sql(f"CREATE VIEW {table} AS SELECT * FROM '{tpch_sf001}/{table}.parquet'")
+    for table, path in tpch_tables(tpch_sf001).items():
+        c.sql(f"CREATE VIEW {table} AS SELECT * FROM '{path}'")
     return c
-
-
-@pytest.fixture(scope="module")
-def duck(tpch_sf001):
-    duckdb = pytest.importorskip("duckdb")
-    d = duckdb.connect()
-    for table in ("lineitem", "orders", "customer", "nation", "region", "part", "supplier", "partsupp"):
-        d.sql(f"CREATE VIEW {table} AS SELECT * FROM '{tpch_sf001}/{table}.parquet'")
-    return d
 
 
 E2E_QUERIES = [
@@ -188,9 +178,9 @@ E2E_QUERIES = [
 
 
 @pytest.mark.parametrize("query", E2E_QUERIES)
-def test_query_matches_duckdb(con, duck, query):
+def test_query_matches_duckdb(con, duckdb_tpch, query):
     res = con.sql(query)
-    expected = duck.sql(query)
+    expected = duckdb_tpch.sql(query)
     assert res.columns == expected.columns
     assert res.fetchall() == expected.fetchall()
 
@@ -206,12 +196,12 @@ def test_result_types_and_description(con):
     assert arrays["o_totalprice"].dtype == np.float64 and len(arrays["o_orderkey"]) == 5
 
 
-def test_cursor_params_and_fetch(con, duck):
+def test_cursor_params_and_fetch(con, duckdb_tpch):
     cur = con.cursor()
     assert cur.execute("SELECT n_name FROM nation WHERE n_nationkey = ? OR n_regionkey = ? "
                        "ORDER BY n_name", [3, 4]) is cur
-    expected = duck.execute("SELECT n_name FROM nation WHERE n_nationkey = ? OR n_regionkey = ? "
-                            "ORDER BY n_name", [3, 4]).fetchall()
+    expected = duckdb_tpch.execute("SELECT n_name FROM nation WHERE n_nationkey = ? "
+                                   "OR n_regionkey = ? ORDER BY n_name", [3, 4]).fetchall()
     assert cur.description[0][:2] == ("n_name", "VARCHAR")
     assert cur.fetchone() == expected[0]
     assert cur.fetchmany() == expected[1:2]           # arraysize 1

@@ -16,13 +16,13 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import engine
 from engine.block import Block, Int64WideVector, Vector
 from engine.expr import evaluate_predicate
 from engine.kernels.predicates import OPS
 from engine.filtering.conjunction import Conjunction
 from planner import types as T
 from planner.expressions import Call, ColumnRef, Literal
+from tests.connections import pqdb_with_views
 
 _INT32 = (-(1 << 31), (1 << 31) - 1)
 _INT64 = (-(1 << 63), (1 << 63) - 1)
@@ -175,8 +175,7 @@ _QUERIES = [
 
 
 def _assert_matches_duckdb(path, sql, threads):
-    con = engine.connect(threads=threads)
-    con.sql(f"CREATE VIEW t AS SELECT * FROM read_parquet('{path}')")
+    con = pqdb_with_views({"t": path}, threads=threads)
     duck = duckdb.connect()
     duck.execute(f"CREATE TABLE t AS SELECT * FROM read_parquet('{path}')")
     assert con.sql(sql).fetchall() == duck.execute(sql).fetchall()

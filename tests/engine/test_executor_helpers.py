@@ -19,6 +19,7 @@ from planner import logical as L
 from planner.expressions import AggregateCall, Call, ColumnRef, Literal
 from planner import types as T
 from scan.reader import open_parquet
+from tests.connections import duckdb_rows, pqdb_with_views
 
 _FILES: dict = {}
 
@@ -124,11 +125,21 @@ def assert_rows_equal(got, want, ordered=False):
 
 
 def duck(sql, **files):
-    import duckdb
-    con = duckdb.connect()
-    for name, path in files.items():
-        con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{path}')")
-    return con.execute(sql).fetchall()
+    """DuckDB's rows for sql over views name=path (tests/connections.py)."""
+    return duckdb_rows(sql, files)
+
+
+def assert_matches_duckdb(sql, tables, configs, ordered=False):
+    """pqdb's rows for sql over views name=path equal DuckDB's, for every
+    (threads, block_rows) of configs."""
+    want = duckdb_rows(sql, tables)
+    for threads, block_rows in configs:
+        con = pqdb_with_views(tables, threads=threads, block_rows=block_rows)
+        got = con.sql(sql).fetchall()
+        try:
+            assert_rows_equal(got, want, ordered=ordered)
+        except AssertionError as e:
+            raise AssertionError(f"threads={threads} block_rows={block_rows}: {e}") from None
 
 
 def write_sample_tables(tmp, n=3000, seed=7):

@@ -12,7 +12,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import engine
 from engine.block import Int64WideVector, Vector, concat_vectors, int64_values, take_vector
 from engine.expr.arith import arithmetic, compare
 from engine.expr.cast import cast_vector
@@ -21,6 +20,7 @@ from engine.operators.filter import select_vector
 from planner import types as T
 from planner.logical import AggregateCall
 from planner.expressions import ColumnRef
+from tests.connections import pqdb_with_views
 from tests.engine.test_executor_helpers import assert_rows_equal, duck
 
 N = 30_000
@@ -86,8 +86,7 @@ QUERIES = [
 @pytest.mark.parametrize("threads", [1, 2])
 def test_wide_sums_match_duckdb(table, sql, threads):
     want = duck(sql, t=table)
-    con = engine.connect(":memory:", threads=threads, block_rows=4096)
-    con.sql(f"CREATE VIEW t AS SELECT * FROM read_parquet('{table}')")
+    con = pqdb_with_views({"t": table}, threads=threads, block_rows=4096)
     got = con.sql(sql).fetchall()
     assert_rows_equal(got, want, ordered="ORDER BY" in sql)
 
@@ -104,8 +103,7 @@ def test_parallel_top_n_gathers_wide_sums(tmp_path):
                                            pa.decimal128(15, 2))}), path)
     sql = "SELECT g, sum(d) AS s FROM t GROUP BY g ORDER BY s DESC, g"
     want = duck(sql, t=path)
-    con = engine.connect(":memory:", threads=2)
-    con.sql(f"CREATE VIEW t AS SELECT * FROM read_parquet('{path}')")
+    con = pqdb_with_views({"t": path}, threads=2)
     assert_rows_equal(con.sql(sql).fetchall(), want, ordered=True)
 
 
@@ -203,8 +201,7 @@ def test_compare_skips_only_casts_that_cannot_fail(tmp_path):
     pq.write_table(pa.table({"d": pa.array([decimal.Decimal("12345678901234.56"),
                                             decimal.Decimal("-1.05")], pa.decimal128(16, 2))}),
                    path)
-    con = engine.connect(":memory:")
-    con.sql(f"CREATE VIEW t AS SELECT * FROM read_parquet('{path}')")
+    con = pqdb_with_views({"t": path})
     for sql in ["SELECT sum(d) FROM t HAVING CAST(sum(d) AS DECIMAL(38,12)) > 1.000000000001",
                 "SELECT d FROM t WHERE CAST(d AS DECIMAL(30,14)) >= -1.05",
                 "SELECT d FROM t WHERE CAST(d AS DECIMAL(38,20)) < 0"]:
@@ -218,8 +215,7 @@ def test_min_max_and_join_keys_over_int64_held_sums(table):
     """min/max over wide sums fold per group on int64 first; a wide sum as a
     hash key hashes like the Python int it stands for (Q15's join on the
     maximum revenue), including sums past int64 on one side."""
-    con = engine.connect(":memory:", threads=2, block_rows=4096)
-    con.sql(f"CREATE VIEW t AS SELECT * FROM read_parquet('{table}')")
+    con = pqdb_with_views({"t": table}, threads=2, block_rows=4096)
     for sql in [
         "SELECT g % 7 AS k, max(s), min(s) FROM (SELECT g, sum(d) AS s FROM t GROUP BY g) "
         "GROUP BY k",

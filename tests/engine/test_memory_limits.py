@@ -22,7 +22,8 @@ from engine.errors import MemoryLimitError
 from scan import row_ranges
 from scan.io.buffer_manager import BufferManager
 from scan.reader import open_parquet
-from tpch.queries import query_text, view_statements
+from tests.connections import pqdb_with_tpch
+from tpch.queries import query_text
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -36,13 +37,6 @@ def _return_memory_to_the_os():
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
         pass
-
-
-def _pqdb(data_dir, **options):
-    con = engine.connect(**options)
-    for stmt in view_statements(data_dir):
-        con.sql(stmt)
-    return con
 
 
 @pytest.fixture
@@ -152,12 +146,12 @@ def test_chunk_state_budget_counts_the_compressed_chunks(tmp_path):
 # ---------------------------------------------------------- end to end
 @pytest.fixture(scope="module")
 def sf01_answers(tpch_sf01):
-    con = _pqdb(tpch_sf01, threads=2)
+    con = pqdb_with_tpch(tpch_sf01, threads=2)
     return {q: con.sql(query_text(q)).fetchall() for q in (1, 18)}
 
 
 def test_small_memory_limit_is_a_clear_error(tpch_sf01):
-    con = _pqdb(tpch_sf01, threads=2)
+    con = pqdb_with_tpch(tpch_sf01, threads=2)
     con.sql("SET memory_limit = '50MB'")
     with pytest.raises(MemoryLimitError) as err:
         con.sql("SELECT * FROM lineitem ORDER BY l_comment, l_orderkey, l_linenumber").fetchall()
@@ -171,7 +165,7 @@ def test_small_memory_limit_is_a_clear_error(tpch_sf01):
 def test_moderate_memory_limit_answers_by_evicting_caches(tpch_sf01, sf01_answers, trackers):
     """Operators need P bytes; the limit is 1.6 P, so the cache may hold
     0.8 P: filled first, it must give way while the query runs."""
-    con = _pqdb(tpch_sf01, threads=1)
+    con = pqdb_with_tpch(tpch_sf01, threads=1)
     con.sql(query_text(18)).fetchall()
     need = trackers[-1].peak
     limit = int(need * 1.6)
@@ -190,8 +184,8 @@ def test_moderate_memory_limit_answers_by_evicting_caches(tpch_sf01, sf01_answer
 
 
 def test_every_tpch_query_answers_or_fails_cleanly_under_a_small_limit(tpch_sf001):
-    full = _pqdb(tpch_sf001, threads=2)
-    tight = _pqdb(tpch_sf001, threads=2, memory_limit="1MB", block_rows=4096)
+    full = pqdb_with_tpch(tpch_sf001, threads=2)
+    tight = pqdb_with_tpch(tpch_sf001, threads=2, memory_limit="1MB", block_rows=4096)
     failed = 0
     for q in range(1, 23):
         sql = query_text(q)

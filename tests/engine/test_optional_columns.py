@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import engine
+from tests.connections import pqdb_with_views
 from tests.engine.test_executor_helpers import assert_rows_equal, duck
 
 
@@ -47,7 +47,6 @@ QUERIES = [
 @pytest.mark.parametrize("threads,block_rows", [(1, 65536), (2, 1000), (8, 7777)])
 @pytest.mark.parametrize("sql", QUERIES)
 def test_optional_columns_match_duckdb(nullable_file, sql, threads, block_rows):
-    con = engine.connect(threads=threads, block_rows=block_rows)
-    con.sql(f"CREATE VIEW t AS SELECT * FROM read_parquet('{nullable_file}')")
+    con = pqdb_with_views({"t": nullable_file}, threads=threads, block_rows=block_rows)
     want = duck(sql, t=nullable_file)
     assert_rows_equal(con.sql(sql).fetchall(), want, ordered="ORDER BY" in sql)

@@ -14,7 +14,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import engine
 from engine.block import Block, Vector
 from engine.context import MemoryTracker
 from engine.errors import MemoryLimitError
@@ -23,7 +22,9 @@ from engine.operators.aggregate import AggregateSink
 from planner import logical as L
 from planner import types as T
 from planner.expressions import Call, ColumnRef, Literal
-from tests.engine.test_executor_helpers import agg, assert_rows_equal, duck
+from tests.connections import pqdb_with_views
+from tests.engine.test_executor_helpers import (agg, assert_matches_duckdb, assert_rows_equal,
+                                                duck)
 
 N = 40_000
 CONFIGS = [(1, 1000), (2, 1000), (8, 1000)]
@@ -92,12 +93,7 @@ def partition_small_merges(monkeypatch):
 
 @pytest.mark.parametrize("sql", QUERIES)
 def test_many_groups_match_duckdb_for_any_thread_count(table, sql, partition_small_merges):
-    want = duck(sql, t=table)
-    for threads, rows in CONFIGS:
-        con = engine.connect(":memory:", threads=threads, block_rows=rows)
-        con.sql(f"CREATE VIEW t AS SELECT * FROM read_parquet('{table}')")
-        got = con.sql(sql).fetchall()
-        assert_rows_equal(got, want, ordered=False)
+    assert_matches_duckdb(sql, {"t": table}, CONFIGS)
 
 
 def _sink_over_blocks(memory, threads, n_locals, n=80_000, groups=200_000):
@@ -181,8 +177,7 @@ def test_two_locals_merge_by_lookup_matches_duckdb(tmp_path, monkeypatch, cluste
     # which thread takes which morsel is up to timing: any two non-empty
     # locals merge by lookup here, and the path is asserted across the queries
     monkeypatch.setattr(aggregate, "LOOKUP_MERGE_GROUPS", 1)
-    con = engine.connect(":memory:", threads=2, block_rows=4096)
-    con.sql(f"CREATE VIEW t AS SELECT * FROM read_parquet('{path}')")
+    con = pqdb_with_views({"t": path}, threads=2, block_rows=4096)
     for sql in ["SELECT k, count(*), sum(d), avg(v), min(s), max(d), min(v) FROM t GROUP BY k",
                 "SELECT k, sum(d) FROM t GROUP BY k HAVING sum(d) > 1000 AND count(v) > 1",
                 "SELECT s, k % 3 AS m, count(*), sum(v) FROM t GROUP BY ALL",

@@ -6,7 +6,6 @@ output must not depend on the thread count or the partition count."""
 
 from __future__ import annotations
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -23,6 +22,7 @@ from engine.pipeline import BlockSource, Pipeline
 from engine.scheduler import run_pipeline
 from planner import types as T
 from planner.expressions import ColumnRef
+from tests.connections import duckdb_rows, pqdb_with_views
 from tests.engine.test_executor_helpers import assert_rows_equal
 
 THREADS = (1, 2, 8)
@@ -69,19 +69,13 @@ def db(tmp_path_factory):
     return paths
 
 
-def _views(paths):
-    return [f"CREATE VIEW {n} AS SELECT * FROM read_parquet('{p}')" for n, p in paths.items()]
-
-
 def _runs(db, sql, monkeypatch, targets=PARTITION_TARGETS, threads=THREADS):
     """The result of sql for every (partition target, thread count)."""
     out = {}
     for target in targets:
         monkeypatch.setattr(join_partition, "PARTITION_ROWS", target)
         for t in threads:
-            con = engine.connect(threads=t, block_rows=BLOCK_ROWS)
-            for v in _views(db):
-                con.sql(v)
+            con = pqdb_with_views(db, threads=t, block_rows=BLOCK_ROWS)
             out[(target, t)] = [tuple(r) for r in con.sql(sql).fetchall()]
     return out
 
@@ -96,10 +90,7 @@ def _check(db, sql, monkeypatch, kinds=()):
         seen.append(kind)
         init(self, kind, *args, **kw)
     monkeypatch.setattr(hashjoin.ProbeOperator, "__init__", spy)
-    ref = duckdb.connect()
-    for v in _views(db):
-        ref.execute(v)
-    want = ref.execute(sql).fetchall()
+    want = duckdb_rows(sql, db)
     runs = _runs(db, sql, monkeypatch)
     first = next(iter(runs.values()))
     assert_rows_equal(first, want)
@@ -162,9 +153,7 @@ def test_cross(db, monkeypatch):
 
 def test_scalar_subquery_with_duplicate_partners_fails(db, monkeypatch):
     monkeypatch.setattr(join_partition, "PARTITION_ROWS", 4)
-    con = engine.connect(threads=2, block_rows=BLOCK_ROWS)
-    for v in _views(db):
-        con.sql(v)
+    con = pqdb_with_views(db, threads=2, block_rows=BLOCK_ROWS)
     with pytest.raises(engine.errors.ExecutionError, match="More than one row"):
         con.sql("SELECT id, (SELECT v FROM t2 WHERE t2.k = t1.k) FROM t1").fetchall()
 
@@ -183,10 +172,7 @@ def test_build_side_larger_than_a_partition(tmp_path, monkeypatch):
     assert join_partition.partition_bits(n) >= 2
     sql = ("SELECT p.y, b.x FROM p LEFT JOIN (SELECT * FROM b) b ON p.k = b.k "
            "WHERE p.y % 7 = 0")
-    ref = duckdb.connect()
-    for v in _views(paths):
-        ref.execute(v)
-    want = ref.execute(sql).fetchall()
+    want = duckdb_rows(sql, paths)
     runs = _runs(paths, sql, monkeypatch, targets=(join_partition.PARTITION_ROWS,),
                  threads=(1, 2))
     first = next(iter(runs.values()))
@@ -214,9 +200,7 @@ def test_partners_in_build_row_order(tmp_path, monkeypatch, target):
 
 
 def test_memory_limit_is_a_clear_error(db):
-    con = engine.connect(threads=2, block_rows=BLOCK_ROWS, memory_limit="200KiB")
-    for v in _views(db):
-        con.sql(v)
+    con = pqdb_with_views(db, threads=2, block_rows=BLOCK_ROWS, memory_limit="200KiB")
     with pytest.raises(MemoryLimitError):
         con.sql("SELECT t1.id, t2.id FROM t1 JOIN t2 ON t1.s2 = t2.s2").fetchall()
 
@@ -247,8 +231,6 @@ def test_memory_reserved_for_the_table_and_released(threads):
 
 def test_build_side_too_large_is_a_clear_error(db, monkeypatch):
     monkeypatch.setattr(hashjoin, "MAX_ROWS", 100)
-    con = engine.connect(threads=2, block_rows=BLOCK_ROWS)
-    for v in _views(db):
-        con.sql(v)
+    con = pqdb_with_views(db, threads=2, block_rows=BLOCK_ROWS)
     with pytest.raises(engine.errors.ExecutionError, match="too large"):
         con.sql("SELECT t1.id FROM t1 LEFT JOIN t2 ON t1.k = t2.k").fetchall()

@@ -8,19 +8,18 @@ from __future__ import annotations
 
 import time
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import engine
 import engine.executor as executor
 from engine.block import Block, Vector
 from engine.operators.collect import CollectSink
 from engine.pipeline import BlockSource, Operator, Pipeline
 from engine.scheduler import run_pipeline, run_pipelines
 from planner import types as T
+from tests.connections import duckdb_rows, pqdb_with_views
 from tests.engine.test_executor_helpers import assert_rows_equal
 
 
@@ -97,12 +96,7 @@ def test_star_join_builds_together(star, monkeypatch, threads):
         calls.append(len(pipelines))
         return run_pipelines(pipelines, t)
     monkeypatch.setattr(executor, "run_pipelines", spy)
-    ref = duckdb.connect()
-    con = engine.connect(threads=threads, block_rows=2048)
-    for name, path in star.items():
-        ref.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{path}')")
-        con.sql(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{path}')")
-    assert_rows_equal(con.sql(STAR_SQL).fetchall(), ref.execute(STAR_SQL).fetchall(),
-                      ordered=True)
+    con = pqdb_with_views(star, threads=threads, block_rows=2048)
+    assert_rows_equal(con.sql(STAR_SQL).fetchall(), duckdb_rows(STAR_SQL, star), ordered=True)
     # one chain of three probes: its three tables are built in one job
     assert calls == ([] if threads == 1 else [3])

@@ -16,8 +16,8 @@ import pytest
 from planner import plan_query
 from planner.explain import explain
 from planner.rules import semijoin_pushdown
+from tests.connections import pqdb_with_views
 from tests.engine.test_executor_helpers import assert_rows_equal, duck
-from tests.engine.test_semijoin_reduction import _connect
 
 CONFIGS = [(1, 1000), (2, 700), (8, 1000)]
 
@@ -66,7 +66,7 @@ def _check(files, sql, pushed, monkeypatch):
     want = duck(sql, **files)
     ordered = "ORDER BY" in sql
     for threads, rows in CONFIGS:
-        con = _connect(files, threads, rows)
+        con = pqdb_with_views(files, threads=threads, block_rows=rows)
         assert _pushed(con, sql, monkeypatch) == pushed
         assert_rows_equal(con.sql(sql).fetchall(), want, ordered=ordered)
 
@@ -121,7 +121,7 @@ def test_pushdown_stops_above_a_limit(files, monkeypatch):
     """The join moves to its input, never below the LIMIT that input ends in."""
     sql = """SELECT x.v, d.k FROM (SELECT * FROM f ORDER BY v, k2, k LIMIT 30000) x
              JOIN d ON x.k = d.k WHERE x.k IN (SELECT k FROM g WHERE w < 4)"""
-    con = _connect(files, 2, 1000)
+    con = pqdb_with_views(files, threads=2, block_rows=1000)
     plan = plan_query(sql, con.catalog)
     stack = [plan]
     while stack:                # no semi join anywhere below the LIMIT

@@ -14,10 +14,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import engine
 from planner import logical as L
 from planner.rules import semijoin_reduction
-from tests.engine.test_executor_helpers import assert_rows_equal, duck
+from tests.connections import pqdb_with_views
+from tests.engine.test_executor_helpers import assert_matches_duckdb, assert_rows_equal, duck
 
 CONFIGS = [(1, 1000), (2, 700), (8, 1000)]
 
@@ -49,13 +49,6 @@ def files(tmp_path_factory):
     return paths
 
 
-def _connect(files, threads, block_rows):
-    con = engine.connect(":memory:", threads=threads, block_rows=block_rows)
-    for name, path in files.items():
-        con.sql(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{path}')")
-    return con
-
-
 def _reductions(con, sql) -> int:
     """Aggregations whose input the rule semi-joined to a source."""
     from planner import plan_query
@@ -73,7 +66,7 @@ def _reductions(con, sql) -> int:
 def _check(files, sql, reductions, ordered=False):
     want = duck(sql, **files)
     for threads, rows in CONFIGS:
-        con = _connect(files, threads, rows)
+        con = pqdb_with_views(files, threads=threads, block_rows=rows)
         assert _reductions(con, sql) == reductions
         assert_rows_equal(con.sql(sql).fetchall(), want, ordered=ordered)
 
@@ -154,10 +147,10 @@ def test_rule_off_gives_the_same_plan_results(files, monkeypatch):
     """The reduced plan and the unreduced one answer alike (and the rule is
     what makes the difference)."""
     sql = FIRES[1]
-    con = _connect(files, 2, 1000)
+    con = pqdb_with_views(files, threads=2, block_rows=1000)
     reduced = con.sql(sql).fetchall()
     monkeypatch.setattr(semijoin_reduction, "add_semijoin_reductions", lambda n: n)
-    con = _connect(files, 2, 1000)
+    con = pqdb_with_views(files, threads=2, block_rows=1000)
     assert _reductions(con, sql) == 0
     assert_rows_equal(con.sql(sql).fetchall(), reduced)
 
@@ -172,7 +165,4 @@ def test_having_applied_in_the_aggregation(files, sql, monkeypatch):
     """HAVING runs per merged partition (and on one-thread and small results)."""
     from engine.operators import aggregate
     monkeypatch.setattr(aggregate, "PARTITIONED_MERGE_GROUPS", 100)
-    want = duck(sql, **files)
-    for threads, rows in CONFIGS:
-        con = _connect(files, threads, rows)
-        assert_rows_equal(con.sql(sql).fetchall(), want)
+    assert_matches_duckdb(sql, files, CONFIGS)

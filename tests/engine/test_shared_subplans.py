@@ -3,26 +3,16 @@
 
 from __future__ import annotations
 
-import duckdb
 import pytest
 
-import engine
 from engine import executor
 from planner import logical as L
 from planner.fingerprint import fingerprint
 from planner.expressions import Call, ColumnRef, Literal
 from planner.types import BIGINT, DOUBLE, DataType
 from tpch import answers
-from tpch.queries import query_text, view_statements
-
-
-def _connections(data_dir, threads):
-    con = engine.connect(threads=threads)
-    duck = duckdb.connect()
-    for stmt in view_statements(data_dir):
-        con.sql(stmt)
-        duck.execute(stmt)
-    return con, duck
+from tests.connections import pqdb_with_tpch
+from tpch.queries import query_text
 
 
 def _count_aggregates(monkeypatch):
@@ -54,11 +44,12 @@ SELECT r1.s, r1.r - r2.r FROM r1, r2 WHERE r1.s = r2.s ORDER BY 1"""
 @pytest.mark.parametrize("sql,aggregates", [(query_text(15), 2), (CTE_TWICE, 1),
                                              (CTE_DIFFERENT, 2)],
                          ids=["q15", "cte-twice", "cte-different"])
-def test_repeated_subplan_computed_once(sql, aggregates, threads, tpch_sf001, monkeypatch):
-    con, duck = _connections(tpch_sf001, threads)
+def test_repeated_subplan_computed_once(sql, aggregates, threads, tpch_sf001, duckdb_tpch,
+                                        monkeypatch):
+    con = pqdb_with_tpch(tpch_sf001, threads=threads)
     calls = _count_aggregates(monkeypatch)
     result = con.sql(sql)
-    assert answers.compare_rows(result.fetchall(), duck.execute(sql).fetchall(),
+    assert answers.compare_rows(result.fetchall(), duckdb_tpch.execute(sql).fetchall(),
                                 result.columns) is None
     # Q15: the revenue aggregate once, plus max() over it
     assert len(calls) == aggregates

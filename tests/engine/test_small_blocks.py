@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import engine
 from engine.block import Block, Vector
 from engine.context import MemoryTracker
 from engine.pipeline import BATCH_ROWS, Operator, Pipeline, Sink, SmallBlocks, Source
 from engine.scheduler import run_pipeline
 from planner import types as T
-from tpch.queries import query_text, view_statements
+from tests.connections import pqdb_with_tpch
+from tpch.queries import query_text
 
 
 def _block(start: int, n: int) -> Block:
@@ -52,9 +52,7 @@ def test_selective_scans_answer_the_same_batched(tpch_sf001, threads):
     Q11, Q17 and Q20 a few rows per block; with tiny blocks every block is
     batched.  The answers equal the ones pushed block by block."""
     import engine.pipeline as P
-    con = engine.connect(threads=threads, block_rows=1000)
-    for s in view_statements(tpch_sf001):
-        con.sql(s)
+    con = pqdb_with_tpch(tpch_sf001, threads=threads, block_rows=1000)
     for q in (1, 2, 6, 11, 14, 17, 19, 20):
         batched = con.sql(query_text(q)).fetchall()
         old = P.BATCH_ROWS

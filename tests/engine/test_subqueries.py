@@ -3,14 +3,17 @@ and not) on small Parquet files with NULLs and duplicates, against DuckDB."""
 
 from __future__ import annotations
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import engine
 from engine.errors import ExecutionError, UnsupportedFeatureError
-from tests.engine.test_executor_helpers import assert_rows_equal
+from tests.connections import pqdb_with_views
+from tests.engine.test_executor_helpers import assert_matches_duckdb
+
+
+# (threads, block_rows): the second cuts every table into blocks of 3 rows
+CONFIGS = [(2, 65536), (1, 3)]
 
 
 @pytest.fixture(scope="module")
@@ -38,23 +41,6 @@ def db(tmp_path_factory):
         pq.write_table(tbl, p)
         paths[name] = p
     return paths
-
-
-def _views(paths):
-    return [f"CREATE VIEW {n} AS SELECT * FROM read_parquet('{p}')" for n, p in paths.items()]
-
-
-def _check(db, sql, ordered=False, configs=((2, 65536), (1, 3))):
-    ref = duckdb.connect()
-    for v in _views(db):
-        ref.execute(v)
-    want = ref.execute(sql).fetchall()
-    for threads, rows in configs:
-        con = engine.connect(threads=threads, block_rows=rows)
-        for v in _views(db):
-            con.sql(v)
-        got = con.sql(sql).fetchall()
-        assert_rows_equal(got, want, ordered=ordered)
 
 
 QUERIES = [
@@ -128,7 +114,7 @@ QUERIES = [
 
 @pytest.mark.parametrize("sql", QUERIES)
 def test_subquery_matches_duckdb(db, sql):
-    _check(db, sql)
+    assert_matches_duckdb(sql, db, CONFIGS)
 
 
 @pytest.mark.parametrize("sql", [
@@ -136,13 +122,11 @@ def test_subquery_matches_duckdb(db, sql):
     "SELECT id, v FROM t ORDER BY v - (SELECT max(w) FROM u) NULLS FIRST, id LIMIT 5",
 ])
 def test_subquery_in_order_by(db, sql):
-    _check(db, sql, ordered=True)
+    assert_matches_duckdb(sql, db, CONFIGS, ordered=True)
 
 
 def test_scalar_subquery_with_many_rows_fails(db):
-    con = engine.connect()
-    for v in _views(db):
-        con.sql(v)
+    con = pqdb_with_views(db)
     with pytest.raises(ExecutionError, match="More than one row returned by a subquery"):
         con.sql("SELECT id, (SELECT w FROM u) FROM t").fetchall()
     with pytest.raises(ExecutionError, match="More than one row returned by a subquery"):
@@ -164,8 +148,6 @@ def test_scalar_subquery_with_many_rows_fails(db):
     ("SELECT t.id FROM t LEFT JOIN un ON t.k = un.k AND un.w IN (SELECT w FROM u)", "LEFT JOIN"),
 ])
 def test_unsupported_correlation_is_named(db, sql, what):
-    con = engine.connect()
-    for v in _views(db):
-        con.sql(v)
+    con = pqdb_with_views(db)
     with pytest.raises(UnsupportedFeatureError, match=what):
         con.sql(sql).fetchall()

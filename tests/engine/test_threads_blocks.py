@@ -5,44 +5,28 @@ dictionaries), plain scans in file order, memory_limit as a clear error."""
 
 from __future__ import annotations
 
-import duckdb
 import pytest
 
 import engine
 from engine.errors import MemoryLimitError
+from tests.connections import pqdb_with_tpch
 from tpch import answers
-from tpch.queries import query_text, view_statements
+from tpch.queries import query_text
 
 # (threads, block_rows, block_bytes): scan morsels of about block_bytes / row width rows
 CONFIGS = [(1, 1_000_000, "1GiB"), (2, 1000, "64KiB"), (8, 4096, "256KiB")]
 
 
-def _pqdb(data_dir, **options):
-    con = engine.connect(**options)
-    for stmt in view_statements(data_dir):
-        con.sql(stmt)
-    return con
-
-
-@pytest.fixture(scope="module")
-def duck(tpch_sf001):
-    con = duckdb.connect()
-    for stmt in view_statements(tpch_sf001):
-        con.execute(stmt)
-    yield con
-    con.close()
-
-
 @pytest.fixture(scope="module")
 def pqdb_configs(tpch_sf001):
-    return {(t, b): _pqdb(tpch_sf001, threads=t, block_rows=b, block_bytes=m)
+    return {(t, b): pqdb_with_tpch(tpch_sf001, threads=t, block_rows=b, block_bytes=m)
             for t, b, m in CONFIGS}
 
 
 @pytest.mark.parametrize("q", range(1, 23), ids=lambda q: f"q{q:02d}")
-def test_tpch_same_result_for_threads_and_blocks(q, duck, pqdb_configs):
+def test_tpch_same_result_for_threads_and_blocks(q, duckdb_tpch, pqdb_configs):
     sql = query_text(q)
-    want = duck.execute(sql).fetchall()
+    want = duckdb_tpch.execute(sql).fetchall()
     for (threads, block_rows), con in pqdb_configs.items():
         result = con.sql(sql)
         diff = answers.compare_rows(result.fetchall(), want, result.columns)
@@ -57,40 +41,41 @@ PLAIN_SCANS = [
 
 
 @pytest.mark.parametrize("sql", PLAIN_SCANS)
-def test_plain_scan_keeps_file_order(sql, duck, tpch_sf001):
-    want = duck.execute(sql).fetchall()            # DuckDB preserves insertion order
+def test_plain_scan_keeps_file_order(sql, duckdb_tpch, tpch_sf001):
+    want = duckdb_tpch.execute(sql).fetchall()     # DuckDB preserves insertion order
     for rep in range(3):                           # repeated: races show as reordering
         for threads, block_rows, block_bytes in [(8, 1000, "32KiB"), (2, 777, "100KiB"),
                                                  (1, 1 << 20, "1GiB")]:
-            got = _pqdb(tpch_sf001, threads=threads, block_rows=block_rows,
-                        block_bytes=block_bytes).sql(sql).fetchall()
+            got = pqdb_with_tpch(tpch_sf001, threads=threads, block_rows=block_rows,
+                                 block_bytes=block_bytes).sql(sql).fetchall()
             assert [tuple(r) for r in got] == [tuple(r) for r in want], (threads, block_rows)
 
 
 @pytest.mark.parametrize("sql", PLAIN_SCANS)
-def test_preserve_order_false_same_rows_any_order(sql, duck, tpch_sf001):
-    want = duck.execute(sql).fetchall()
-    unordered = _pqdb(tpch_sf001, threads=2, block_rows=777, block_bytes="64KiB",
-                      preserve_order=False).sql(sql).fetchall()
+def test_preserve_order_false_same_rows_any_order(sql, duckdb_tpch, tpch_sf001):
+    want = duckdb_tpch.execute(sql).fetchall()
+    unordered = pqdb_with_tpch(tpch_sf001, threads=2, block_rows=777, block_bytes="64KiB",
+                               preserve_order=False).sql(sql).fetchall()
     assert sorted(map(tuple, unordered)) == sorted(map(tuple, want))
-    ordered = _pqdb(tpch_sf001, threads=2, block_rows=777, block_bytes="64KiB",
-                    preserve_order=True).sql(sql).fetchall()
+    ordered = pqdb_with_tpch(tpch_sf001, threads=2, block_rows=777, block_bytes="64KiB",
+                             preserve_order=True).sql(sql).fetchall()
     assert [tuple(r) for r in ordered] == [tuple(r) for r in want]
 
 
-def test_preserve_order_false_keeps_order_by(duck, tpch_sf001):
-    con = _pqdb(tpch_sf001, threads=2, block_rows=500, block_bytes="32KiB", preserve_order=False)
+def test_preserve_order_false_keeps_order_by(duckdb_tpch, tpch_sf001):
+    con = pqdb_with_tpch(tpch_sf001, threads=2, block_rows=500, block_bytes="32KiB",
+                         preserve_order=False)
     for sql in ["SELECT o_orderkey, o_totalprice FROM orders ORDER BY o_totalprice DESC, o_orderkey",
                 "SELECT o_orderkey, o_totalprice * 2 AS t FROM orders "
                 "ORDER BY o_orderdate, o_orderkey"]:
         got = [tuple(r) for r in con.sql(sql).fetchall()]
-        assert got == [tuple(r) for r in duck.execute(sql).fetchall()], sql
+        assert got == [tuple(r) for r in duckdb_tpch.execute(sql).fetchall()], sql
 
 
 def test_block_bytes_bounds_morsel_rows(tpch_sf001):
-    con = _pqdb(tpch_sf001, threads=2, block_bytes="64KiB")
-    assert con.sql("SELECT count(*), sum(l_quantity) FROM lineitem").fetchall() == \
-        _pqdb(tpch_sf001, threads=1).sql("SELECT count(*), sum(l_quantity) FROM lineitem").fetchall()
+    con = pqdb_with_tpch(tpch_sf001, threads=2, block_bytes="64KiB")
+    sql = "SELECT count(*), sum(l_quantity) FROM lineitem"
+    assert con.sql(sql).fetchall() == pqdb_with_tpch(tpch_sf001, threads=1).sql(sql).fetchall()
     assert con.config.block_bytes == 64 << 10
 
 
@@ -102,7 +87,7 @@ def test_preserve_order_option_parses():
 
 
 def test_memory_limit_is_a_clear_error(tpch_sf001):
-    con = _pqdb(tpch_sf001, threads=2, memory_limit="64KiB")
+    con = pqdb_with_tpch(tpch_sf001, threads=2, memory_limit="64KiB")
     with pytest.raises(MemoryLimitError):
         con.sql("SELECT l_orderkey, l_comment FROM lineitem ORDER BY l_comment").fetchall()
     con.sql("SET memory_limit = '1GB'")

@@ -13,7 +13,7 @@ from planner.frontend import parse_statements
 from planner.logical import Aggregate, Filter, Join, Limit, Project, Scan, Sort
 from scan.errors import UnsupportedFeatureError
 
-from .conftest import FakeCatalog
+from .helpers import FakeCatalog
 
 
 @pytest.fixture()

@@ -4,23 +4,16 @@ import datetime as dt
 import math
 from decimal import Decimal
 
-import duckdb
 import pytest
 
-from .conftest import TPCH_TABLES
-from .tpch_texts import QUERIES
+from tests.connections import pqdb_with_tpch
 
-api = pytest.importorskip("engine.api")
+from .tpch_texts import QUERIES
 
 
 @pytest.fixture(scope="module")
-def cons(tpch_dir):
-    ours = api.connect(":memory:")
-    duck = duckdb.connect()
-    for t in TPCH_TABLES:
-        ours.sql(f"create view {t} as select * from '{tpch_dir}/{t}.parquet'")
-        duck.execute(f"create view {t} as select * from '{tpch_dir}/{t}.parquet'")
-    return ours, duck
+def cons(tpch_sf001, duckdb_tpch):
+    return pqdb_with_tpch(tpch_sf001), duckdb_tpch
 
 
 def same(a, b) -> bool:

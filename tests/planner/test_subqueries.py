@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-import duckdb
 import pytest
 
 from planner import bind_query, plan_query
@@ -16,13 +15,7 @@ from planner.logical import DependentJoin, Join, Node
 from planner.rules.decorrelation import node_exprs
 from tpch.queries import query_text
 
-from .conftest import TPCH_TABLES
-
-
-def nodes(node: Node):
-    yield node
-    for c in node.children:
-        yield from nodes(c)
+from .helpers import FakeCatalog, nodes
 
 
 def join_kinds(plan: Node) -> Counter:
@@ -46,14 +39,6 @@ EXPECTED = {
 ONE_ROW_JOINS = {11, 15, 22}
 
 
-@pytest.fixture(scope="module")
-def duck(tpch_dir):
-    con = duckdb.connect()
-    for t in TPCH_TABLES:
-        con.execute(f"create view {t} as select * from '{tpch_dir}/{t}.parquet'")
-    return con
-
-
 @pytest.mark.parametrize("q", sorted(EXPECTED))
 def test_binder_makes_dependent_joins(q, tpch_catalog):
     bound = bind_query(query_text(q), tpch_catalog)
@@ -62,7 +47,7 @@ def test_binder_makes_dependent_joins(q, tpch_catalog):
 
 
 @pytest.mark.parametrize("q", sorted(EXPECTED))
-def test_decorrelated_plan(q, tpch_catalog, duck):
+def test_decorrelated_plan(q, tpch_catalog, duckdb_tpch):
     plan = plan_query(query_text(q), tpch_catalog)
     text = explain(plan)
     assert not any(isinstance(n, DependentJoin) for n in nodes(plan)), text
@@ -77,7 +62,7 @@ def test_decorrelated_plan(q, tpch_catalog, duck):
     one_row = [n for n in nodes(plan) if isinstance(n, Join) and n.kind in ("cross", "inner")
                and _ungrouped_aggregate(n.right)]
     assert len(one_row) == (1 if q in ONE_ROW_JOINS else 0), text
-    expected = [(r[0], r[1]) for r in duck.execute("describe " + query_text(q)).fetchall()]
+    expected = [(r[0], r[1]) for r in duckdb_tpch.execute("describe " + query_text(q)).fetchall()]
     assert [(f.name, str(f.type)) for f in plan.schema] == expected
 
 
@@ -97,7 +82,6 @@ def test_q21_keeps_inequality_as_residual(tpch_catalog):
 
 
 def test_count_bug_coalesces_empty_groups(small_dir):
-    from .conftest import FakeCatalog
     cat = FakeCatalog()
     sql = (f"SELECT a, (SELECT count(*) FROM '{small_dir}/u.parquet' u WHERE u.a = t.a) AS c "
            f"FROM '{small_dir}/t.parquet' t")
@@ -109,7 +93,6 @@ def test_count_bug_coalesces_empty_groups(small_dir):
 
 def test_uncorrelated_exists_reads_one_row(small_dir):
     from planner.logical import Limit
-    from .conftest import FakeCatalog
     sql = (f"SELECT a FROM '{small_dir}/t.parquet' WHERE EXISTS "
            f"(SELECT * FROM '{small_dir}/u.parquet')")
     plan = plan_query(sql, FakeCatalog())
@@ -117,7 +100,6 @@ def test_uncorrelated_exists_reads_one_row(small_dir):
 
 
 def test_outer_reference_binds_to_enclosing_scope(small_dir):
-    from .conftest import FakeCatalog
     sql = (f"SELECT a FROM '{small_dir}/t.parquet' t WHERE EXISTS "
            f"(SELECT * FROM '{small_dir}/u.parquet' u WHERE u.a = t.a AND c > t.b)")
     bound = bind_query(sql, FakeCatalog())
@@ -135,14 +117,12 @@ def test_outer_reference_binds_to_enclosing_scope(small_dir):
      "SELECT list"),
 ])
 def test_undecorrelatable_subqueries_are_named(small_dir, sql, what):
-    from .conftest import FakeCatalog
     with pytest.raises(UnsupportedFeatureError, match=what):
         plan_query(sql.format(d=small_dir), FakeCatalog())
 
 
 def test_subquery_must_return_one_column(small_dir):
     from planner.errors import BinderError
-    from .conftest import FakeCatalog
     with pytest.raises(BinderError, match="2 columns"):
         plan_query(f"SELECT a FROM '{small_dir}/t.parquet' WHERE a IN "
                    f"(SELECT a, c FROM '{small_dir}/u.parquet')", FakeCatalog())

@@ -1,7 +1,6 @@
 """TPC-H queries: output names/types against DuckDB, and plan shapes
 (pushdown, pruning, join keys, join order)."""
 
-import duckdb
 import pytest
 
 from planner import plan_query
@@ -9,14 +8,8 @@ from planner.explain import explain
 from planner.expressions import ColumnRef, walk
 from planner.logical import Aggregate, Filter, Join, Node, Project, Scan
 
-from .conftest import TPCH_TABLES
+from .helpers import nodes
 from .tpch_texts import QUERIES
-
-
-def nodes(node: Node):
-    yield node
-    for c in node.children:
-        yield from nodes(c)
 
 
 def scans(node: Node) -> dict[str, Scan]:
@@ -27,18 +20,10 @@ def joins(node: Node) -> list[Join]:
     return [n for n in nodes(node) if isinstance(n, Join)]
 
 
-@pytest.fixture(scope="module")
-def duck(tpch_dir):
-    con = duckdb.connect()
-    for t in TPCH_TABLES:
-        con.execute(f"create view {t} as select * from '{tpch_dir}/{t}.parquet'")
-    return con
-
-
 @pytest.mark.parametrize("name", sorted(QUERIES))
-def test_output_names_and_types_match_duckdb(name, tpch_catalog, duck):
+def test_output_names_and_types_match_duckdb(name, tpch_catalog, duckdb_tpch):
     plan = plan_query(QUERIES[name], tpch_catalog)
-    expected = [(r[0], r[1]) for r in duck.execute("describe " + QUERIES[name]).fetchall()]
+    expected = [(r[0], r[1]) for r in duckdb_tpch.execute("describe " + QUERIES[name]).fetchall()]
     assert [(f.name, str(f.type)) for f in plan.schema] == expected
 
 

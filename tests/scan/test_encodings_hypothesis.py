@@ -16,46 +16,14 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from scan import open_parquet
 from scan.errors import UnsupportedFeatureError
-from scan.views import views_to_pylist
+from tests.scan.oracle import expected_storage, same_values
 
-# ---------------------------------------------------------------- oracle conversion
+# ---------------------------------------- every column against pyarrow (oracle.py)
 
 _NUMPY = {pa.bool_(): np.bool_, pa.int8(): np.int8, pa.int16(): np.int16,
           pa.int32(): np.int32, pa.int64(): np.int64, pa.uint8(): np.uint8,
           pa.uint16(): np.uint16, pa.uint32(): np.uint32, pa.uint64(): np.uint64,
           pa.float32(): np.float32, pa.float64(): np.float64}
-
-
-def storage_pylist(arr: pa.ChunkedArray) -> list:
-    """pyarrow values in pqdb storage form, None for nulls."""
-    t = arr.type
-    if pa.types.is_date32(t):
-        arr = arr.cast(pa.int32())
-    elif pa.types.is_timestamp(t):
-        arr = arr.cast(pa.int64())
-        if t.unit == "ms":
-            return [None if v is None else v * 1000 for v in arr.to_pylist()]
-    elif pa.types.is_decimal(t):
-        return [None if v is None else int(v.scaleb(t.scale)) for v in arr.to_pylist()]
-    elif pa.types.is_string(t) or pa.types.is_large_string(t):
-        return [None if v is None else v.encode() for v in arr.to_pylist()]
-    return arr.to_pylist()
-
-
-def ours_pylist(cd) -> list:
-    if cd.values.ndim == 2:
-        return views_to_pylist(cd.values, cd.heap, cd.nulls)
-    out = cd.values.tolist()
-    if cd.nulls is not None:
-        for i in np.flatnonzero(cd.nulls).tolist():
-            out[i] = None
-    return out
-
-
-def _same(a, b) -> bool:
-    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
-        return True
-    return a == b
 
 
 def assert_file_matches(path: str) -> None:
@@ -66,12 +34,13 @@ def assert_file_matches(path: str) -> None:
     for rg in range(ref.num_row_groups):
         table = ref.read_row_group(rg)
         for ci, name in enumerate(table.column_names):
-            cd = pf.read_column(rg, pf.column_index(name))
+            index = pf.column_index(name)
+            cd = pf.read_column(rg, index)
             col = table.column(name)
-            expect = storage_pylist(col)
-            got = ours_pylist(cd)
+            expect = expected_storage(col, pf.columns[index])
+            got = cd.to_pylist()
             assert len(got) == len(expect) == cd.num_rows
-            bad = [i for i, (x, y) in enumerate(zip(got, expect)) if not _same(x, y)]
+            bad = [i for i, (x, y) in enumerate(zip(got, expect)) if not same_values([x], [y])]
             assert not bad, (name, rg, bad[:5], [got[i] for i in bad[:5]],
                              [expect[i] for i in bad[:5]])
             dt = _NUMPY.get(col.type)

@@ -18,24 +18,13 @@ from scan.errors import FileFormatError
 from scan.levels import (decode_levels_bitpacked, decode_levels_v1, decode_levels_v2,
                          nulls_from_def_levels, scatter_dense)
 from scan.views import views_to_pylist
+from tests.scan.varint import uleb128
 
 
 # ---------------------------------------------------------------- reference encoder
 
-def _uleb(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
 def encode_rle_run(value: int, n: int, bit_width: int) -> bytes:
-    return _uleb(n << 1) + value.to_bytes((bit_width + 7) // 8, "little")
+    return uleb128(n << 1) + value.to_bytes((bit_width + 7) // 8, "little")
 
 
 def encode_bitpacked_run(values: list[int], bit_width: int) -> bytes:
@@ -45,7 +34,7 @@ def encode_bitpacked_run(values: list[int], bit_width: int) -> bytes:
     acc = 0
     for i, v in enumerate(padded):
         acc |= v << (i * bit_width)
-    return _uleb((groups << 1) | 1) + acc.to_bytes(groups * bit_width, "little")
+    return uleb128((groups << 1) | 1) + acc.to_bytes(groups * bit_width, "little")
 
 
 def encode_hybrid(values: list[int], bit_width: int, rng: random.Random) -> bytes:

@@ -16,20 +16,7 @@ from scan.encodings.delta import (decode_delta_binary_packed, decode_delta_byte_
 from scan.errors import FileFormatError
 from scan.views import (concat_views, decimal_from_be_bytes, decimal_from_be_bytes_wide,
                         views_from_pylist, views_to_pylist)
-
-
-def _uleb(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def _zigzag(v: int) -> int:
-    return (v << 1) ^ (v >> 63) if v < 0 else v << 1
+from tests.scan.varint import uleb128, zigzag
 
 
 def encode_delta_binary(values: list[int], bits: int = 64, block: int = 128,
@@ -41,15 +28,15 @@ def encode_delta_binary(values: list[int], bits: int = 64, block: int = 128,
         x %= mod
         return x - mod if x >= mod // 2 else x
 
-    out = bytearray(_uleb(block) + _uleb(miniblocks) + _uleb(len(values)))
-    out += _uleb(_zigzag(values[0]) if values else 0)
+    out = bytearray(uleb128(block) + uleb128(miniblocks) + uleb128(len(values)))
+    out += uleb128(zigzag(values[0]) if values else 0)
     deltas = [signed(values[i] - values[i - 1]) for i in range(1, len(values))]
     vpm = block // miniblocks
     for b in range(0, len(deltas), block):
         chunk = deltas[b:b + block]
         min_delta = min(chunk)
         rel = [(d - min_delta) % mod for d in chunk]
-        out += _uleb(_zigzag(min_delta))
+        out += uleb128(zigzag(min_delta))
         widths, bodies = [], []
         for m in range(miniblocks):
             part = rel[m * vpm:(m + 1) * vpm]
@@ -112,7 +99,7 @@ def test_delta_binary_fewer_requested_and_errors():
         decode_delta_binary_packed(buf, 0, len(buf), len(values) + 1)
     with pytest.raises(FileFormatError):
         decode_delta_binary_packed(buf, 0, len(buf) // 2, len(values))
-    bad_header = np.frombuffer(_uleb(100) + _uleb(4) + _uleb(1) + _uleb(0), np.uint8)
+    bad_header = np.frombuffer(uleb128(100) + uleb128(4) + uleb128(1) + uleb128(0), np.uint8)
     with pytest.raises(FileFormatError, match="header"):
         decode_delta_binary_packed(bad_header, 0, len(bad_header), 1)
 

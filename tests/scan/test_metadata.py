@@ -13,32 +13,21 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.paths import CORPUS_BAD, CORPUS_DATA
-
 from scan import BufferManager, LocalFileSource, open_parquet
 from scan import thrift as T
 from scan.codecs import decompress
 from scan.errors import FileFormatError, PqdbIOError, UnsupportedFeatureError
+from tests.paths import CORPUS_BAD, CORPUS_DATA
+from tests.scan.varint import uleb128, zigzag
 
 DATA = CORPUS_DATA
 
 
 # ---- thrift -------------------------------------------------------------------
 
-def _varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
 def _zz(n):
-    return _varint((n << 1) ^ (n >> 63))
+    """A thrift compact i32/i64: zigzag, then varint."""
+    return uleb128(zigzag(n))
 
 
 def test_thrift_struct_with_unknown_fields_and_long_ids():
@@ -46,7 +35,7 @@ def test_thrift_struct_with_unknown_fields_and_long_ids():
             21: ("items", T.LIST, (T.I64, None))}
     buf = bytearray()
     buf += bytes([0x15]) + _zz(-7)                       # field 1 i32
-    buf += bytes([0x18]) + _varint(3) + b"abc"           # field 2 binary
+    buf += bytes([0x18]) + uleb128(3) + b"abc"           # field 2 binary
     buf += bytes([0x1C]) + bytes([0x15]) + _zz(5) + b"\x00"   # field 3: unknown struct, skipped
     buf += bytes([0x01]) + _zz(20)                       # field 20 bool true (long form id)
     buf += bytes([0x19]) + bytes([0x26]) + _zz(1) + _zz(-2)   # field 21 list<i64> of 2

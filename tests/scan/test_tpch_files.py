@@ -1,11 +1,9 @@
-"""TPC-H files written by tpchgen-cli (SF 0.01, generated once per session):
-every column of every row group equals pyarrow's reading."""
+"""TPC-H files written by tpchgen-cli (SF 0.01, tests/conftest.py's
+tpch_sf001): every column of every row group equals pyarrow's reading."""
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -17,26 +15,15 @@ from tests.scan.oracle import compare_file, expected_storage
 TABLES = ["lineitem", "orders", "customer", "part", "partsupp", "supplier", "nation", "region"]
 
 
-@pytest.fixture(scope="session")
-def tpch_dir(tmp_path_factory):
-    cli = os.path.join(os.path.dirname(sys.executable), "tpchgen-cli")
-    if not os.path.exists(cli):
-        pytest.skip("tpchgen-cli not installed next to the python executable")
-    out = tmp_path_factory.mktemp("tpch001")
-    subprocess.run([cli, "parquet", "-s", "0.01", "--output-dir", str(out)],
-                   check=True, capture_output=True)
-    return str(out)
-
-
 @pytest.mark.parametrize("table", TABLES)
-def test_tpch_table_matches_pyarrow(tpch_dir, table):
-    path = os.path.join(tpch_dir, f"{table}.parquet")
+def test_tpch_table_matches_pyarrow(tpch_sf001, table):
+    path = os.path.join(tpch_sf001, f"{table}.parquet")
     compared = compare_file(path)
     assert len(compared) == len(pq.ParquetFile(path).schema_arrow)
 
 
-def test_lineitem_types_and_storage(tpch_dir):
-    pf = open_parquet(os.path.join(tpch_dir, "lineitem.parquet"))
+def test_lineitem_types_and_storage(tpch_sf001):
+    pf = open_parquet(os.path.join(tpch_sf001, "lineitem.parquet"))
     types = {c.name: c.type_name for c in pf.columns}
     assert types["l_orderkey"] == "int64"
     assert types["l_quantity"].startswith("decimal(15,2)")
@@ -53,8 +40,8 @@ def test_lineitem_types_and_storage(tpch_dir):
     assert s.heap is not None and s.heap.dtype == np.uint8
 
 
-def test_statistics_match_pyarrow(tpch_dir):
-    path = os.path.join(tpch_dir, "orders.parquet")
+def test_statistics_match_pyarrow(tpch_sf001):
+    path = os.path.join(tpch_sf001, "orders.parquet")
     pf = open_parquet(path)
     meta = pq.ParquetFile(path).metadata
     for rg in range(meta.num_row_groups):
@@ -73,14 +60,14 @@ def test_statistics_match_pyarrow(tpch_dir):
                 assert ours.stats_min == st.min.encode() and ours.stats_max == st.max.encode()
 
 
-def test_buffer_manager_caches_chunks(tpch_dir):
+def test_buffer_manager_caches_chunks(tpch_sf001):
     bm = BufferManager(1 << 28)
-    pf = open_parquet(os.path.join(tpch_dir, "orders.parquet"), buffer_manager=bm)
+    pf = open_parquet(os.path.join(tpch_sf001, "orders.parquet"), buffer_manager=bm)
     pf.read_column(0, 0)
     reads = bm.reads
     a = pf.read_column(0, 0)
     assert bm.reads == reads and bm.hits > 0
     small = BufferManager(1024)                  # too small to keep a chunk: re-reads
-    pf2 = open_parquet(os.path.join(tpch_dir, "orders.parquet"), buffer_manager=small)
+    pf2 = open_parquet(os.path.join(tpch_sf001, "orders.parquet"), buffer_manager=small)
     b = pf2.read_column(0, 0)
     assert np.array_equal(a.values, b.values) and small.bytes_cached <= 1024

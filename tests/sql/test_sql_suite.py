@@ -1,149 +1,97 @@
-"""A sqllogictest-style suite: every ``*.test`` file in this directory holds
-records, each run on pqdb and on DuckDB over the same Parquet files.
+r"""The SQL suite: every ``*.test`` file in this directory holds records in a
+sqllogictest-like format, run on pqdb over the tables of tables.py (TPC-H
+SF0.01 as lineitem, orders, ...; the small t1, t2 and big written out there).
 
-Record forms (records are separated by blank lines; ``#`` starts a comment):
+Records are separated by blank lines; a line starting with ``#`` is a comment.
 
-    statement ok            run on both engines (CREATE VIEW ...); must succeed
+    statement ok
     <sql>
+        Runs on pqdb and on DuckDB and must succeed on both.
 
-    statement error [text]  pqdb must raise a PqdbError (whose message contains
-    <sql>                   ``text`` when given)
+    statement error
+    <sql>
+    ----
+    <text>
+        pqdb must raise an engine.Error (PqdbError) whose message contains
+        <text> (a case-sensitive substring).  Without ---- and <text>, any
+        engine.Error will do.
 
-    query                   run on both; rows must match: in order when the
-    <sql>                   outermost query has ORDER BY, else as multisets;
-                            doubles within 1e-9 relative, everything else exact
+    query <types> [rowsort|nosort]
+    <sql>
+    ----
+    <rows>
+        pqdb's result must be these rows.  <types> has one letter per column,
+        from the column's SQL type: I an integer type, N DECIMAL, R DOUBLE or
+        FLOAT, T VARCHAR, B BOOLEAN, D DATE, S TIMESTAMP.  One row per line,
+        its values separated by one tab, each written as
+            NULL              SQL NULL
+            true, false       booleans
+            42, -7            integers
+            1.50, -3.75       decimals, with every digit of the scale
+            2.5, 2.0, 1e+16   doubles as Python's repr (the shortest text that
+                              reads back as the same double; nan, inf, -inf);
+                              pqdb's double may differ by 1e-9 relative.
+            apple             strings as they are (spaces count), (empty) for
+                              '', and \t \n \\ for tab, newline and backslash
+            2024-01-15        dates; timestamps as 2024-01-15 10:30:00
+        ---- with no line below it: the query returns no rows.
 
-The data: TPC-H SF0.01 views (lineitem, orders, ...) and the small inline
-tables of ``_INLINE`` (written as Parquet by DuckDB in a fixture).
+    query [rowsort|nosort]
+    <sql>
+        No ----: the query runs on pqdb and on DuckDB, whose result must be
+        the same: column types equal, doubles within 1e-9 relative, other
+        values equal (integers and decimals by value).  For results too
+        large to write out, or that depend on the TPC-H data.
+
+Row order: ``rowsort`` compares the rows sorted (by their text, value by
+value), ``nosort`` in the order they come; with neither, in order when the
+outermost query has ORDER BY, else sorted.  Rows compared sorted may be
+written in any order; fill_expected writes them sorted.
+
+A mismatch fails the record with a diff of expected and pqdb's rows as text.
+Expected rows are best written by DuckDB, then read and checked by a person:
+``python -m tests.sql.fill_expected FILE:LINE ...`` (see that module).
+test_sql_suite_parallel.py runs the same records with 8 threads.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
+import engine
+from tests.connections import duckdb_with_views, pqdb_with_views
+
+from .records import Record, expected_rows_problem, is_ordered, parse_file
+
 HERE = Path(__file__).resolve().parent
 
-# small tables with NULLs, duplicates, strings, decimals and dates
-_INLINE = {
-    "t1": """SELECT * FROM (VALUES
-        (1, 'apple', 1.50::DECIMAL(10,2), DATE '2024-01-15', 1.5::DOUBLE, 10),
-        (2, 'banana', 2.25::DECIMAL(10,2), DATE '2024-02-29', 2.5::DOUBLE, 10),
-        (3, NULL, NULL, NULL, NULL, 20),
-        (4, 'cherry', -3.75::DECIMAL(10,2), DATE '2023-12-31', -0.5::DOUBLE, 20),
-        (5, 'apple', 1.50::DECIMAL(10,2), DATE '2024-01-15', 1.5::DOUBLE, NULL),
-        (6, 'Durian%_x', 100.00::DECIMAL(10,2), DATE '2020-06-30', 1e10::DOUBLE, 30),
-        (NULL, 'elder', 0.01::DECIMAL(10,2), DATE '1999-03-01', 0.0::DOUBLE, 30),
-        (8, '  padded  ', 7.00::DECIMAL(10,2), DATE '2024-03-31', 7.25::DOUBLE, 30)
-        ) AS t(a, s, d, dt, f, g)""",
-    "t2": """SELECT * FROM (VALUES
-        (1, 'apple', 10, DATE '2024-01-15'),
-        (1, 'apricot', 11, DATE '2024-01-16'),
-        (3, 'cherry', 30, NULL),
-        (4, NULL, 40, DATE '2023-12-31'),
-        (9, 'fig', 90, DATE '2025-01-01'),
-        (NULL, 'grape', 100, DATE '2024-01-15')
-        ) AS t(a, s, v, dt)""",
-    # sums past 2^63: DECIMAL(15,2) values near 1e13 (SF10 magnitudes)
-    "big": """SELECT (9999999999999.99 - (i % 7))::DECIMAL(15,2) AS x, i % 3 AS k
-              FROM range(20000) r(i)""",
-}
+
+def all_records() -> list[Record]:
+    return [rec for path in sorted(HERE.glob("*.test")) for rec in parse_file(path)]
 
 
-class Record:
-    def __init__(self, path: Path, line: int, kind: str, arg: str, sql: str):
-        self.path, self.line, self.kind, self.arg, self.sql = path, line, kind, arg, sql
-
-    @property
-    def id(self) -> str:
-        return f"{self.path.name}:{self.line}"
+RECORDS = all_records()
 
 
-def parse_file(path: Path) -> list[Record]:
-    records: list[Record] = []
-    lines = path.read_text().splitlines()
-    i = 0
-    while i < len(lines):
-        raw = lines[i].strip()
-        if not raw or raw.startswith("#"):
-            i += 1
-            continue
-        head = raw.split(None, 2)
-        start = i + 1
-        if head[0] == "query":
-            kind, arg = "query", ""
-        elif head[0] == "statement" and len(head) >= 2 and head[1] in ("ok", "error"):
-            kind, arg = f"statement {head[1]}", head[2] if len(head) > 2 else ""
-        else:
-            raise ValueError(f"{path.name}:{start}: unknown record {raw!r}")
-        body = []
-        i += 1
-        while i < len(lines) and lines[i].strip() and lines[i].strip() != "----":
-            body.append(lines[i])
-            i += 1
-        while i < len(lines) and lines[i].strip() == "----":
-            i += 1
-        records.append(Record(path, start, kind, arg, "\n".join(body).strip().rstrip(";")))
-    return records
-
-
-def _all_records() -> list[Record]:
-    out = []
-    for path in sorted(HERE.glob("*.test")):
-        out.extend(parse_file(path))
-    return out
-
-
-_RECORDS = _all_records()
+def open_engines(tables: dict[str, str], **options):
+    """(pqdb connection with ``options``, DuckDB connection), both with a
+    view per table."""
+    return pqdb_with_views(tables, **options), duckdb_with_views(tables)
 
 
 @pytest.fixture(scope="session")
-def engines(tpch_sf001, tmp_path_factory):
-    """(pqdb connection, duckdb connection) with the same views."""
-    import duckdb
-
-    import engine
-    from tpch.queries import view_statements
-    folder = tmp_path_factory.mktemp("sql_inline")
-    duck = duckdb.connect()
-    statements = list(view_statements(tpch_sf001))
-    for name, select in _INLINE.items():
-        path = folder / f"{name}.parquet"
-        duck.execute(f"COPY ({select}) TO '{path}' (FORMAT parquet)")
-        statements.append(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet('{path}')")
-    con = engine.connect(":memory:")
-    for s in statements:
-        con.sql(s)
-        duck.execute(s)
+def engines(sql_tables):
+    con, duck = open_engines(sql_tables)
     yield con, duck
     con.close()
     duck.close()
 
 
-def _has_order_by(sql: str) -> bool:
-    import sqlglot
-    from sqlglot import exp
-    tree = sqlglot.parse_one(sql, read="duckdb")
-    return tree.args.get("order") is not None
-
-
-def _norm(v):
-    if isinstance(v, float):
-        return ("f", v)
-    if isinstance(v, Decimal):
-        return ("d", v)
-    if isinstance(v, bool):
-        return ("b", v)
-    if isinstance(v, int):
-        return ("i", v)
-    if isinstance(v, (dt.date, dt.datetime)):
-        return ("t", v)
-    return ("o", v)
-
+# ---------------------------------------------------------------- against DuckDB
 
 def _same(a, b) -> bool:
     if a is None or b is None:
@@ -174,7 +122,13 @@ def _sort_key(row):
     return tuple(k(v) for v in row)
 
 
-def _compare(got: list[tuple], want: list[tuple], ordered: bool) -> str | None:
+def duckdb_problem(got_types: list[str], got: list[tuple], duck_result,
+                   ordered: bool) -> str | None:
+    """None when pqdb's result is DuckDB's, else what differs."""
+    want_types = [str(d[1]) for d in duck_result.description]
+    if got_types != want_types:
+        return f"column types {got_types}, DuckDB has {want_types}"
+    want = duck_result.fetchall()
     if len(got) != len(want):
         return f"{len(got)} rows, DuckDB has {len(want)}:\n got {got[:10]}\nwant {want[:10]}"
     if not ordered:
@@ -185,25 +139,32 @@ def _compare(got: list[tuple], want: list[tuple], ordered: bool) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("record", _RECORDS, ids=[r.id for r in _RECORDS])
+# ---------------------------------------------------------------- the records
+
+@pytest.mark.parametrize("record", RECORDS, ids=[r.id for r in RECORDS])
 def test_sql(record: Record, engines):
-    from engine.errors import PqdbError
     con, duck = engines
     if record.kind == "statement ok":
         con.sql(record.sql)
         duck.execute(record.sql)
         return
     if record.kind == "statement error":
-        with pytest.raises(PqdbError) as info:
+        with pytest.raises(engine.Error) as info:
             con.sql(record.sql)
-        if record.arg:
-            assert record.arg.lower() in str(info.value).lower()
+        if record.expected and record.expected[0] not in str(info.value):
+            pytest.fail(f"{record.id}\n{record.sql}\nthe message lacks "
+                        f"{record.expected[0]!r}:\n{info.value}", pytrace=False)
         return
-    want = duck.execute(record.sql).fetchall()
-    got = con.sql(record.sql).fetchall()
-    problem = _compare(got, want, _has_order_by(record.sql))
-    assert problem is None, f"{record.id}\n{record.sql}\n{problem}"
+    result = con.sql(record.sql)
+    ordered = is_ordered(record)
+    if record.expected is not None:
+        problem = expected_rows_problem(record, result.types, result.fetchall(), ordered)
+    else:
+        problem = duckdb_problem(result.types, result.fetchall(), duck.execute(record.sql),
+                                 ordered)
+    if problem is not None:
+        pytest.fail(f"{record.id}\n{record.sql}\n{problem}", pytrace=False)
 
 
 def test_suite_is_large_enough():
-    assert sum(r.kind == "query" for r in _RECORDS) >= 100
+    assert sum(r.kind == "query" for r in RECORDS) >= 100

@@ -10,6 +10,7 @@ import os
 import duckdb
 import pytest
 
+from tests.connections import pqdb_with_tpch
 from tests.tpch.spark_support import require_spark
 from tpch.layout import table_layout
 from tpch.pipeline import generate_with_writer
@@ -43,11 +44,7 @@ def _check_tables(out: str, reference: str):
 
 
 def _pqdb_counts(out: str):
-    import engine
-    from tpch.queries import view_statements
-    con = engine.connect(threads=2)
-    for stmt in view_statements(out):
-        con.sql(stmt)
+    con = pqdb_with_tpch(out, threads=2)
     for table in ("lineitem", "orders", "nation"):
         assert con.sql(f"SELECT count(*) FROM {table}").fetchone()[0] == COUNTS[table]
     return con

@@ -3,35 +3,20 @@ against DuckDB on the same files."""
 
 from __future__ import annotations
 
-import duckdb
 import pytest
 
-import engine
+from tests.connections import duckdb_with_tpch, pqdb_with_tpch
 from tpch import answers
-from tpch.queries import query_text, view_statements
+from tpch.queries import query_text
 
 QUERIES = [pytest.param(q, id=f"q{q:02d}") for q in range(1, 23)]
 
 
-def _pqdb(data_dir: str, threads: int = 2):
-    con = engine.connect(threads=threads)
-    for stmt in view_statements(data_dir):
-        con.sql(stmt)
-    return con
-
-
-def _duck(data_dir: str):
-    con = duckdb.connect()
-    for stmt in view_statements(data_dir):
-        con.execute(stmt)
-    return con
-
-
 def _check(q: int, sf: float, data_dir: str):
     sql = query_text(q)
-    result = _pqdb(data_dir).sql(sql)
+    result = pqdb_with_tpch(data_dir, threads=2).sql(sql)
     rows = result.fetchall()
-    ref = _duck(data_dir).execute(sql).fetchall()
+    ref = duckdb_with_tpch(data_dir).execute(sql).fetchall()
     diff = answers.compare_rows(rows, ref, result.columns)
     assert diff is None, f"Q{q} vs DuckDB: {diff}"
     try:
