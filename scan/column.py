@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from scan.encodings.varint import read_uleb128
 from scan.selection import compress_rows
 from scan.errors import FileFormatError, UnsupportedFeatureError
 from scan.pages import DATA_PAGE_V2, DICTIONARY_PAGE, Arena, iter_pages
@@ -267,19 +268,9 @@ def _dictionary_page_kernel(buf, pos, end, count, dictionary, out, sel, use_sel)
     while filled < count:
         if pos >= end:
             return -1
-        header = np.uint64(0)
-        shift = 0
-        while True:
-            if pos >= end:
-                return -1
-            b = np.uint64(buf[pos])
-            pos += 1
-            header |= (b & np.uint64(0x7F)) << np.uint64(shift)
-            if b < 128:
-                break
-            shift += 7
-            if shift >= 35:
-                return -1
+        header, pos = read_uleb128(buf, pos, end, 5)
+        if pos < 0:
+            return -1
         run = np.int64(header >> np.uint64(1))
         if (header & np.uint64(1)) == 0:
             if pos + value_bytes > end:
