@@ -23,7 +23,7 @@ from planner.types import BIGINT
 from engine.block import Vector
 from engine.kernels.hashing import normalize_keys
 from engine.kernels.hashtable import GroupTable
-from scan.column import _dictionary_values
+from scan.encodings.dictionary import dictionary_values
 from scan.encodings.plain import decode_plain_decimal
 from scan.encodings.rle import decode_hybrid
 
@@ -102,7 +102,7 @@ def cases(rows: int):
     dictionary = rng.integers(0, 10**12, 4096).astype(np.int64)
     codes = rng.integers(0, 4096, n8).astype(np.int64)
     page = _rle_dictionary_page(codes, 12)
-    yield ("dictionary page -> values", lambda: _dictionary_values(page, 0, n8, dictionary),
+    yield ("dictionary page -> values", lambda: dictionary_values(page, 0, n8, dictionary),
            "np.take (codes decoded)", lambda: np.take(dictionary, codes))
 
     # short runs: a ULEB128 run header every ~15 values (scan/encodings/varint.py)
@@ -112,7 +112,7 @@ def cases(rows: int):
            "np astype int32 (decoded)", lambda: levels.astype(np.int32))
     page, codes = _short_runs(rng, rows, 12)
     page = np.concatenate([np.array([12], np.uint8), page])
-    yield ("dictionary page, short runs", lambda: _dictionary_values(page, 0, len(codes),
+    yield ("dictionary page, short runs", lambda: dictionary_values(page, 0, len(codes),
                                                                       dictionary),
            "np.take (codes decoded)", lambda: np.take(dictionary, codes))
 

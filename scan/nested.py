@@ -27,6 +27,8 @@ from numba import njit
 
 from scan import thrift as T
 from scan.errors import FileFormatError, UnsupportedFeatureError
+from scan.page_values import empty_values
+from scan.pages import MAX_DICT_HEADER
 
 
 # ---- result classes -----------------------------------------------------------
@@ -403,17 +405,16 @@ def read_nested(pf, row_group: int, field: str):
 
 def _read_leaf(pf, rg, col, chunk, ctx, decode_leaf_chunk):
     from scan.nested_chunk import LeafLevels
-    from scan.reader import _MAX_DICT_HEADER, chunk_errors
+    from scan.reader import chunk_errors
     if rg.num_rows == 0:
         z = np.zeros(0, np.int32)
-        from scan.column import _empty
-        return LeafLevels(z, z, _empty(col.physical_type), np.zeros(0, np.uint8), 0)
+        return LeafLevels(z, z, empty_values(col.physical_type), np.zeros(0, np.uint8), 0)
     if chunk.start < 4 or chunk.length <= 0 or chunk.start + chunk.length > pf._data_end:
         raise FileFormatError(f"column chunk byte range {chunk.start}+{chunk.length} lies "
                               f"outside the data region 4..{pf._data_end}", **ctx)
     length = chunk.length
     if pf._pads_chunks:
-        length = min(length + _MAX_DICT_HEADER, pf._data_end - chunk.start)
+        length = min(length + MAX_DICT_HEADER, pf._data_end - chunk.start)
     buf = pf.buffer_manager.get(pf.source, chunk.start, length)
     with chunk_errors(ctx):
         lv = decode_leaf_chunk(buf, col, chunk, pf.verify_checksums)

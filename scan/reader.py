@@ -16,6 +16,7 @@ from scan.errors import FileFormatError, PqdbError, UnsupportedFeatureError
 from scan.io.buffer_manager import default_buffer_manager
 from scan.io.source import as_source
 from scan.metadata import FileMetadata, footer_length, parse_footer
+from scan.pages import MAX_DICT_HEADER
 
 _TAIL_READ = 64 * 1024        # speculative tail read: footer usually fits
 
@@ -190,7 +191,7 @@ class ParquetFile:
                                   f"outside the data region 4..{self._data_end}",
                                   **self._chunk_ctx(row_group, col))
         if self._pads_chunks:       # PARQUET-816: dictionary header not counted
-            length = min(length + _MAX_DICT_HEADER, self._data_end - chunk.start)
+            length = min(length + MAX_DICT_HEADER, self._data_end - chunk.start)
         checked = self._checked[(row_group, column)] = (col, rg, chunk, length)
         return checked
 
@@ -272,9 +273,6 @@ class ParquetFile:
 def open_parquet(path_or_source, buffer_manager=None, verify_checksums: bool = True) -> ParquetFile:
     """Open a Parquet file (path or ByteSource): reads and validates the footer."""
     return ParquetFile(as_source(path_or_source), buffer_manager, verify_checksums)
-
-
-_MAX_DICT_HEADER = 100
 
 
 def _old_parquet_mr(created_by) -> bool:

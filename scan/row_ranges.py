@@ -30,23 +30,23 @@ from collections import OrderedDict
 import numpy as np
 
 from scan import thrift as T
-from scan.column import (_def_levels, _dictionary_values, _empty, _values_start,
-                         decode_dictionary_page, decode_other_encoding, fused_form,
-                         is_fixed_decimal, select_rows)
-from scan.encodings.dictionary import decode_dictionary_indices, gather
+from scan.column import select_rows
+from scan.encodings.dictionary import (decode_dictionary_indices, dictionary_values,
+                                       fused_form, gather)
 from scan.encodings.plain import decode_plain, decode_plain_decimal
 from scan.errors import FileFormatError
 from scan.io.buffer_manager import add_eviction_listener
-from scan.levels import nulls_from_def_levels, scatter_dense
+from scan.levels import nulls_from_def_levels, page_def_levels, scatter_dense, values_start
+from scan.page_values import (DICT_ENCODINGS, VIEW_TYPES, decode_dictionary_page,
+                              decode_page_values, empty_values, is_fixed_decimal)
 from scan.required_chunk import decode_whole_pages, range_table
 from scan.sparse_offsets import byte_array_offsets, run_directory
-from scan.pages import (DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, Arena, _chunk_memo,
-                         _make_page, check_crc)
+from scan.pages import (ARENA_LIMIT, DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, Arena,
+                        check_crc, chunk_memo, make_page)
 from scan.views import compact_heap, concat_views
 
 OFFSET_EVERY = 1024
 _FIXED_WIDTH = {"INT32": 4, "INT64": 8, "INT96": 12, "FLOAT": 4, "DOUBLE": 8}
-_DICT_ENCODINGS = ("PLAIN_DICTIONARY", "RLE_DICTIONARY")
 
 
 class _PageSlot:
@@ -83,10 +83,10 @@ class ChunkState:
         self.verify = verify_checksums
         self.lock = threading.Lock()
         self.loaded = threading.Condition(self.lock)   # a page finished decompressing
-        self.memo = _chunk_memo(buf)
+        self.memo = chunk_memo(buf)
         self.arena = None                 # strings: pages share one heap (no copy on concat)
         if col.physical_type == "BYTE_ARRAY" and chunk.codec != "UNCOMPRESSED":
-            self.arena = _SharedArena(min(max(chunk.total_uncompressed_size, 0), 1 << 31))
+            self.arena = _SharedArena(min(max(chunk.total_uncompressed_size, 0), ARENA_LIMIT))
         self.dictionary = None            # (physical values, heap, storage values, storage heap)
         self.dict_pos = None
         self.slots = self._directory(directory)
@@ -150,8 +150,8 @@ class ChunkState:
         body = self.buf[body_pos:body_pos + csize]
         if self.verify:
             check_crc(header, body, pos, self.memo, ordinal)
-        return _make_page(header, header.get("type"), body, usize, self.chunk.codec, ordinal,
-                          self.buf, body_pos, self.arena)
+        return make_page(header, header.get("type"), body, usize, self.chunk.codec, ordinal,
+                         self.buf, body_pos, self.arena)
 
     def page(self, i):
         """The decompressed data page i: decompressed by one thread, the
@@ -224,7 +224,7 @@ class ChunkState:
             col = self.col
             phys, heap = decode_dictionary_page(
                 page, None, col.physical_type, col.type_length,
-                col.physical_type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"))
+                col.physical_type in VIEW_TYPES)
             values, sheap = to_storage(phys, heap, col)
             if values.ndim == 2:                # string views: not the whole arena as heap
                 values, sheap = compact_heap(values, sheap)
@@ -452,7 +452,7 @@ def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes
 
 
 def _empty_part(state, to_storage):
-    v, h = to_storage(_empty(state.col.physical_type), None, state.col)
+    v, h = to_storage(empty_values(state.col.physical_type), None, state.col)
     if v.ndim == 2 and h is None:
         h = np.zeros(0, np.uint8)
     return v, None, h, None, None
@@ -480,13 +480,13 @@ def _page_range(state, i, page, a, b, to_storage, want_codes, sel=None):
     data = page.data
     nulls = None
     n_valid = n
-    levels = _def_levels(page, max_def)
+    levels = page_def_levels(page, max_def)
     if levels is not None:
         nulls = nulls_from_def_levels(levels, max_def)
         n_valid = n - int(np.count_nonzero(nulls))
         if n_valid == n:
             nulls = None
-    pos = _values_start(page, max_def)
+    pos = values_start(page, max_def)
     enc = page.encoding
     count = b - a
     codes = None
@@ -495,8 +495,8 @@ def _page_range(state, i, page, a, b, to_storage, want_codes, sel=None):
     else:
         a0, cnt = a, count
     if cnt == 0:
-        values, heap = to_storage(_empty(ptype), None, col)
-    elif enc in _DICT_ENCODINGS:
+        values, heap = to_storage(empty_values(ptype), None, col)
+    elif enc in DICT_ENCODINGS:
         _, _, dvals, dheap = state.dictionary_values(to_storage)
         runs = state.run_directory(i, data, pos, n_valid) if a0 else False
         if runs is not False and len(runs[0]):
@@ -514,11 +514,11 @@ def _page_range(state, i, page, a, b, to_storage, want_codes, sel=None):
         fdict, form = state.fused(want_codes)
         if sel is not None and nulls is None and not want_codes and form is not None:
             ksel = sel if not skip else np.concatenate([np.zeros(skip, np.bool_), sel])
-            fused = _dictionary_values(src, spos, skip + cnt, fdict, None, ksel, form)
+            fused = dictionary_values(src, spos, skip + cnt, fdict, None, ksel, form)
             if fused is not None:              # selected in the kernel
                 sel, skip = None, 0
         else:
-            fused = (_dictionary_values(src, spos, skip + cnt, fdict, None, None, form)
+            fused = (dictionary_values(src, spos, skip + cnt, fdict, None, None, form)
                      if form is not None else None)
         if fused is None:                      # no fused form, or a defect: checked path
             idx = decode_dictionary_indices(src, spos, len(src), skip + cnt)[skip:]
@@ -557,13 +557,9 @@ def _page_range(state, i, page, a, b, to_storage, want_codes, sel=None):
         else:
             v, _ = decode_plain(data, pos + a0 * w, len(data), ptype, cnt, tlen)
             values, heap = to_storage(v, None, col)
-    else:
-        if enc == "PLAIN":
-            v, _ = decode_plain(data, pos, len(data), ptype, a0 + cnt, tlen)
-            h = None
-        else:       # RLE booleans need only the values up to the range's end
-            count = a0 + cnt if enc == "RLE" else n_valid
-            v, h = decode_other_encoding(enc, data, pos, ptype, tlen, count)
+    else:       # PLAIN booleans and RLE ones need only the values up to the range's end
+        need = a0 + cnt if enc in ("PLAIN", "RLE") else n_valid
+        v, h = decode_page_values(page, pos, need, ptype, tlen)
         values, heap = to_storage(v[a0:a0 + cnt], h, col)
     if nulls is not None:
         values = scatter_dense(values, nulls)[a:b]

@@ -32,7 +32,7 @@ _MESSAGES = {
 
 
 @njit(nogil=True, cache=True)
-def _hybrid_kernel(buf, pos, end, bit_width, count, out):
+def hybrid_kernel(buf, pos, end, bit_width, count, out):
     """Decode ``count`` values from ``buf[pos:end]`` into ``out`` (int32).
 
     Returns the position after the last run used (clamped to ``end``), or a
@@ -130,7 +130,7 @@ def decode_hybrid(buf: np.ndarray, pos: int, end: int, bit_width: int,
         # a zero bit width may come with no runs at all: every value is 0
         out[:] = 0
         return out, pos
-    new_pos = _hybrid_kernel(buf, pos, end, bit_width, count, out)
+    new_pos = hybrid_kernel(buf, pos, end, bit_width, count, out)
     if new_pos < 0:
         raise FileFormatError(hybrid_error_message(new_pos))
     return out, int(new_pos)
