@@ -22,11 +22,14 @@ The numba kernels below walk the levels once per node."""
 
 from __future__ import annotations
 
+from copy import copy
+
 import numpy as np
 from numba import njit
 
 from scan import thrift as T
 from scan.errors import FileFormatError, UnsupportedFeatureError
+from scan.metadata import PLAIN_TYPE_NAMES
 from scan.page_values import empty_values
 from scan.pages import MAX_DICT_HEADER
 
@@ -344,11 +347,8 @@ def _assemble(lg: _Logical, leaves: dict, cols):
 def _storage_col(col):
     """Leaves typed NULL (UNKNOWN) hold no values: read them as physical."""
     if col.type_name == "null":
-        from copy import copy
-
-        from scan.metadata import _PLAIN_NAMES
         col = copy(col)
-        col.type_name = _PLAIN_NAMES[col.physical_type]
+        col.type_name = PLAIN_TYPE_NAMES[col.physical_type]
     return col
 
 
