@@ -28,8 +28,11 @@ import numpy as np
 from numba import njit
 
 from scan import thrift as T
+from scan.codecs import check_codec
+from scan.column_data import ColumnData, chunk_errors, to_storage
 from scan.errors import FileFormatError, UnsupportedFeatureError
 from scan.metadata import PLAIN_TYPE_NAMES
+from scan.nested_chunk import LeafLevels, decode_leaf_chunk
 from scan.page_values import empty_values
 from scan.pages import MAX_DICT_HEADER
 
@@ -294,7 +297,6 @@ def _scatter_leaf_kernel(defs, reps, ctx_rep, ctx_def, max_def, slot_of_value):
 # ---- assembly -----------------------------------------------------------------------
 
 def _assemble(lg: _Logical, leaves: dict, cols):
-    from scan.reader import ColumnData, to_storage
     lv = leaves[lg.first_leaf()]
     defs, reps = lv.defs, lv.reps
     ctx_rep, ctx_def = lg.ctx
@@ -374,8 +376,6 @@ def logical_field(pf, field: str) -> _Logical:
 
 def read_nested(pf, row_group: int, field: str):
     """Assemble top-level field ``field`` of one row group (see module doc)."""
-    from scan.codecs import check_codec
-    from scan.nested_chunk import decode_leaf_chunk
     if not 0 <= row_group < len(pf.row_groups):
         raise ValueError(f"row group {row_group} out of range (file has {len(pf.row_groups)})")
     lg = logical_field(pf, field)
@@ -392,7 +392,7 @@ def read_nested(pf, row_group: int, field: str):
         if chunk.file_path:
             raise UnsupportedFeatureError(f"column chunk in external file {chunk.file_path!r}")
         check_codec(chunk.codec)
-        leaves[i] = _read_leaf(pf, rg, col, chunk, ctx, decode_leaf_chunk)
+        leaves[i] = _read_leaf(pf, rg, col, chunk, ctx)
     try:
         out = _assemble(lg, leaves, pf.columns)
     except FileFormatError as e:
@@ -403,9 +403,7 @@ def read_nested(pf, row_group: int, field: str):
     return out
 
 
-def _read_leaf(pf, rg, col, chunk, ctx, decode_leaf_chunk):
-    from scan.nested_chunk import LeafLevels
-    from scan.reader import chunk_errors
+def _read_leaf(pf, rg, col, chunk, ctx):
     if rg.num_rows == 0:
         z = np.zeros(0, np.int32)
         return LeafLevels(z, z, empty_values(col.physical_type), np.zeros(0, np.uint8), 0)
