@@ -183,8 +183,7 @@ class ParquetFile:
         with chunk_errors(self._chunk_ctx(row_group, col)):
             state = chunk_state(key, make)
             values, nulls, heap, cds, dictionary = read_range(
-                state, row_start, row_count, to_storage, codes and col.type_name == "string",
-                rows)
+                state, row_start, row_count, codes and col.type_name == "string", rows)
         n = len(values) if values is not None else len(cds)
         return ColumnData(values, nulls, heap, n, col, cds, dictionary)
 

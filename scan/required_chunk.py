@@ -27,6 +27,7 @@ import threading
 import numpy as np
 
 from scan.column import ChunkValues
+from scan.column_data import to_storage
 from scan.encodings.dictionary import fused_form, gather
 from scan.encodings.plain import decode_plain_decimal
 from scan.codecs import decompress
@@ -443,8 +444,7 @@ def range_table(state) -> PageTable | None:
     return table
 
 
-def decode_whole_pages(state, table: PageTable, p0: int, p1: int, sel, to_storage,
-                       want_codes: bool):
+def decode_whole_pages(state, table: PageTable, p0: int, p1: int, sel, want_codes: bool):
     """Data pages [p0, p1) of the state's chunk, every row (or those ``sel``
     keeps): (storage values, None, heap, codes or None), or None on a defect
     (the caller's page-by-page path then names it).  Pages wholly inside a
@@ -464,7 +464,7 @@ def decode_whole_pages(state, table: PageTable, p0: int, p1: int, sel, to_storag
     flat = heap = None
     if np.any((table.encs[p0:p1] & 1) == _DICT):
         try:
-            phys, _, values, heap = state.dictionary_values(to_storage)
+            phys, _, values, heap = state.dictionary_values()
         except (FileFormatError, UnsupportedFeatureError):
             return None
         if is_string:

@@ -31,6 +31,7 @@ import numpy as np
 
 from scan import thrift as T
 from scan.column import select_rows
+from scan.column_data import to_storage
 from scan.encodings.dictionary import (decode_dictionary_indices, dictionary_values,
                                        fused_form, gather)
 from scan.encodings.plain import decode_plain, decode_plain_decimal
@@ -207,7 +208,7 @@ class ChunkState:
                 slot.page = None
                 slot.runs = slot.offsets = None
 
-    def dictionary_values(self, to_storage):
+    def dictionary_values(self):
         """(physical values, heap, storage values, storage heap), decoded and
         converted once per chunk."""
         d = self.dictionary
@@ -378,8 +379,7 @@ chunk_cache = _ChunkStateCache()
 add_eviction_listener(forget_buffer)
 
 
-def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes=False,
-               rows=None):
+def read_range(state: ChunkState, start: int, count: int, want_codes=False, rows=None):
     """Rows [start, start+count) of the chunk: (values, nulls or None, heap,
     codes or None, dictionary storage or None), values in engine storage.
     ``rows``: a bool mask over the range; only those rows are returned,
@@ -408,7 +408,7 @@ def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes
             if sel is not None and not sel.any():
                 part = ()                   # no row of these pages is wanted
             else:
-                part = decode_whole_pages(state, table, i, k, sel, to_storage, want_codes)
+                part = decode_whole_pages(state, table, i, k, sel, want_codes)
             if part is not None:            # (None: a defect, the page path names it)
                 if part:
                     parts.append(part)
@@ -427,7 +427,7 @@ def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes
                 continue
         page = state.page(i)
         try:
-            part = _page_range(state, i, page, a, b, to_storage, want_codes, sel)
+            part = _page_range(state, i, page, a, b, want_codes, sel)
         except FileFormatError as e:
             raise FileFormatError(str(e), page=i) from None
         parts.append(part)
@@ -436,7 +436,7 @@ def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes
         state.consumed(i, b - a)
         i += 1
     if not parts:
-        return _empty_part(state, to_storage)
+        return _empty_part(state)
     if all_codes and not any_nulls:     # views gathered from the codes when first read
         codes = parts[0][3] if len(parts) == 1 else np.concatenate([p[3] for p in parts])
         return None, None, parts[0][2], codes, state.dictionary[2]
@@ -451,7 +451,7 @@ def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes
     return values, nulls, heap, None, None
 
 
-def _empty_part(state, to_storage):
+def _empty_part(state):
     v, h = to_storage(empty_values(state.col.physical_type), None, state.col)
     if v.ndim == 2 and h is None:
         h = np.zeros(0, np.uint8)
@@ -470,7 +470,7 @@ def _concat_storage(parts):
     return np.concatenate([v for v, _ in parts]), None
 
 
-def _page_range(state, i, page, a, b, to_storage, want_codes, sel=None):
+def _page_range(state, i, page, a, b, want_codes, sel=None):
     """Rows [a, b) of data page i: (storage values, nulls, heap, codes); of
     those only the rows the bool mask ``sel`` keeps, when given (dictionary
     pages select inside the fused kernel)."""
@@ -497,7 +497,7 @@ def _page_range(state, i, page, a, b, to_storage, want_codes, sel=None):
     if cnt == 0:
         values, heap = to_storage(empty_values(ptype), None, col)
     elif enc in DICT_ENCODINGS:
-        _, _, dvals, dheap = state.dictionary_values(to_storage)
+        _, _, dvals, dheap = state.dictionary_values()
         runs = state.run_directory(i, data, pos, n_valid) if a0 else False
         if runs is not False and len(runs[0]):
             starts, positions = runs
