@@ -13,6 +13,7 @@ import numpy as np
 from scan.encodings.dictionary import gather
 from scan.errors import FileFormatError, PqdbError
 from scan.float16 import float16_views_to_float32
+from scan.storage import SCAN_TYPE_IDS, STORAGE_DTYPES
 from scan.views import decimal_from_be_bytes, decimal_from_be_bytes_wide, views_to_pylist
 
 
@@ -86,7 +87,8 @@ def _bare(e: FileFormatError) -> str:
     return text
 
 
-_INT_CASTS = {"int8": np.int8, "int16": np.int16, "uint8": np.uint8, "uint16": np.uint16}
+# narrow integers: INT32 values cast to their storage (scan/storage.py)
+_INT_CASTS = {t: STORAGE_DTYPES[SCAN_TYPE_IDS[t]] for t in ("int8", "int16", "uint8", "uint16")}
 
 
 def to_storage(values: np.ndarray, heap, col):
@@ -123,10 +125,10 @@ def to_storage(values: np.ndarray, heap, col):
     return values, None
 
 
-_EMPTY_DTYPES = {"boolean": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int32,
-                 "int64": np.int64, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32,
-                 "uint64": np.uint64, "float32": np.float32, "float64": np.float64,
-                 "date": np.int32}
+# a chunk without rows, by scan type name; int64 for names outside the table
+# and for NULL-typed columns, which the engine never reads (it makes their
+# vectors itself) and whose chunks come out in their physical type
+_EMPTY_DTYPES = {t: STORAGE_DTYPES[i] for t, i in SCAN_TYPE_IDS.items() if i != "NULL"}
 
 
 def empty_storage(col):
