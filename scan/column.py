@@ -30,7 +30,7 @@ class ChunkValues:
     dictionary index of every row and the dictionary (string views over
     ``heap``), when asked for and the chunk is all dictionary pages without
     NULLs; else None.  With codes, ``values`` is None: the views are
-    gathered from them only when read (scan.reader.ColumnData)."""
+    gathered from them only when read (scan.column_data.ColumnData)."""
     __slots__ = ("values", "nulls", "heap", "codes", "dictionary")
 
     def __init__(self, values, nulls, heap, codes=None, dictionary=None):

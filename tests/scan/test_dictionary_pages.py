@@ -1,6 +1,7 @@
-"""The fused dictionary-page decoder (scan/column.py) against pyarrow:
-every bit width, several pages per chunk written in place, string views,
-nullable columns (checked path), and dictionary fallback to PLAIN."""
+"""The fused dictionary-page decoder (scan/encodings/dictionary.py, as
+scan/column.py uses it) against pyarrow: every bit width, several pages per
+chunk written in place, string views, nullable columns (checked path), and
+dictionary fallback to PLAIN."""
 
 import numpy as np
 import pyarrow as pa
