@@ -41,6 +41,7 @@ from scan.page_values import (DICT_ENCODINGS, DICT_PAGE_ENCODINGS, decode_dictio
 from scan.pages import (DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, check_crc, chunk_memo,
                         make_page, page_recipe)
 from scan.selection import NO_SEL
+from scan.views import compact_heap
 
 _PLAIN, _DICT = 0, 1
 _NO_PAGES, _NO_PAGES_U8 = np.zeros(0, np.int64), np.zeros(0, np.uint8)
@@ -321,7 +322,6 @@ def _string_dictionary(buf, table: PageTable, col, codec: str):
                      ordinal, buf, body_pos, None, fields)
     dictionary, heap = decode_dictionary_page(page, None, col.physical_type, col.type_length,
                                               True)
-    from scan.views import compact_heap
     dictionary, heap = compact_heap(dictionary, heap)
     form = fused_form(dictionary)
     if form is None:
