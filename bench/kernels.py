@@ -23,8 +23,9 @@ from planner.types import BIGINT
 from engine.block import Vector
 from engine.kernels.hashing import normalize_keys
 from engine.kernels.hashtable import GroupTable
-from scan.column import _dictionary_values
+from scan.encodings.dictionary import dictionary_values
 from scan.encodings.plain import decode_plain_decimal
+from scan.encodings.rle import decode_hybrid
 
 
 def _best(fn, repeat: int) -> float:
@@ -37,22 +38,41 @@ def _best(fn, repeat: int) -> float:
     return best
 
 
+def _uleb(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
 def _rle_dictionary_page(codes: np.ndarray, bit_width: int) -> np.ndarray:
     """One bit-packed run of ``codes`` (a multiple of 8 values) in the
     RLE/bit-packed hybrid, with the leading bit-width byte."""
-    n = len(codes)
-    groups = n // 8
-    header = (groups << 1) | 1
-    out = bytearray([bit_width])
-    while True:                                  # ULEB128 run header
-        b = header & 0x7F
-        header >>= 7
-        out.append(b | (0x80 if header else 0))
-        if not header:
-            break
+    out = bytearray([bit_width]) + _uleb((len(codes) // 8) << 1 | 1)    # ULEB128 run header
     bits = ((codes[:, None] >> np.arange(bit_width)) & 1).astype(np.uint8).reshape(-1)
     out += np.packbits(bits, bitorder="little").tobytes()
     return np.frombuffer(bytes(out), np.uint8)
+
+
+def _short_runs(rng, n: int, bit_width: int):
+    """(hybrid stream, values) of about ``n`` values in short runs -- RLE
+    runs of 1-19 values, bit-packed runs of 1-5 groups of 8 -- so that a run
+    header (a ULEB128 varint) is read every ~15 values."""
+    out, parts = bytearray(), []
+    got = 0
+    while got < n:
+        if rng.random() < 0.7:
+            run, v = int(rng.integers(1, 20)), int(rng.integers(0, 1 << bit_width))
+            out += _uleb(run << 1) + v.to_bytes((bit_width + 7) // 8, "little")
+            parts.append(np.full(run, v, np.int64))
+        else:
+            parts.append(rng.integers(0, 1 << bit_width, 8 * int(rng.integers(1, 6))))
+            out += _rle_dictionary_page(parts[-1], bit_width)[1:].tobytes()
+        got += len(parts[-1])
+    return np.frombuffer(bytes(out), np.uint8), np.concatenate(parts)
 
 
 def cases(rows: int):
@@ -82,7 +102,18 @@ def cases(rows: int):
     dictionary = rng.integers(0, 10**12, 4096).astype(np.int64)
     codes = rng.integers(0, 4096, n8).astype(np.int64)
     page = _rle_dictionary_page(codes, 12)
-    yield ("dictionary page -> values", lambda: _dictionary_values(page, 0, n8, dictionary),
+    yield ("dictionary page -> values", lambda: dictionary_values(page, 0, n8, dictionary),
+           "np.take (codes decoded)", lambda: np.take(dictionary, codes))
+
+    # short runs: a ULEB128 run header every ~15 values (scan/encodings/varint.py)
+    levels_page, levels = _short_runs(rng, rows, 1)
+    yield ("hybrid levels, short runs", lambda: decode_hybrid(levels_page, 0, len(levels_page),
+                                                               1, len(levels)),
+           "np astype int32 (decoded)", lambda: levels.astype(np.int32))
+    page, codes = _short_runs(rng, rows, 12)
+    page = np.concatenate([np.array([12], np.uint8), page])
+    yield ("dictionary page, short runs", lambda: dictionary_values(page, 0, len(codes),
+                                                                      dictionary),
            "np.take (codes decoded)", lambda: np.take(dictionary, codes))
 
     keys = rng.integers(0, 200_000, rows).astype(np.int64)

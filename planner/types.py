@@ -1,31 +1,13 @@
-"""SQL data types and their physical storage.
+"""SQL data types and the typing rules.
 
 The binder (planner/) must type every expression, and the engine stores values
 by type, so the type system lives here, in the lower of the two rooms; the
 engine imports it.  Typing rules follow DuckDB's so that results compare equal
 to DuckDB's.
 
-Storage (one numpy array per vector, DESIGN.md "Block"):
-
-    BOOLEAN                      bool_
-    TINYINT..BIGINT              int8 / int16 / int32 / int64
-    UTINYINT..UBIGINT            uint8 / uint16 / uint32 / uint64
-    HUGEINT                      object (Python int)    -- rare, exact
-    FLOAT / DOUBLE               float32 / float64
-    DECIMAL(p, s), p <= 18       int64, value * 10**s
-    DECIMAL(p, s), p  > 18       object (Python int, value * 10**s)
-    DATE                         int32 days since 1970-01-01
-    TIME                         int64 microseconds since midnight
-    TIMESTAMP / TIMESTAMPTZ      int64 microseconds since the epoch (UTC)
-    TIMESTAMP_NS                 int64 nanoseconds since the epoch
-    INTERVAL                     object (Interval), only as literals
-    VARCHAR / BLOB               (n, 2) uint64 string views + a uint8 heap
-    NULL                         type of an untyped NULL literal; bool_ storage
-
-String view (16 bytes, little endian, after Umbra):
-    word 0 = length (low 32 bits) | first 4 bytes, zero padded (high 32 bits)
-    word 1 = bytes 4..11 zero padded when length <= 12,
-             else the byte offset of the whole string in the heap.
+Storage: every type's numpy form in engine blocks (the block storage
+contract, string views, nested storage) is scan/storage.py's, since scan
+produces it; ``DataType.numpy_dtype`` reads it there.
 """
 
 from __future__ import annotations
@@ -35,10 +17,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scan.storage import NESTED_IDS, SCAN_TYPE_IDS, storage_dtype
+
 
 @dataclass(frozen=True)
 class DataType:
-    id: str                 # one of the names in _STORAGE below
+    id: str                 # one of the names in scan.storage.STORAGE_DTYPES
     precision: int = 0      # DECIMAL only
     scale: int = 0          # DECIMAL only
     # LIST: (("element", T),); MAP: (("key", K), ("value", V)); STRUCT: the fields
@@ -47,9 +31,7 @@ class DataType:
     # ---- storage -------------------------------------------------------
     @property
     def numpy_dtype(self) -> np.dtype:
-        if self.id == "DECIMAL":
-            return np.dtype(np.int64) if self.precision <= 18 else np.dtype(object)
-        return np.dtype(_STORAGE[self.id])
+        return storage_dtype(self.id, self.precision)
 
     @property
     def is_string(self) -> bool:
@@ -108,27 +90,6 @@ class DataType:
         return self.id
 
     __repr__ = __str__
-
-
-_STORAGE = {
-    "BOOLEAN": np.bool_,
-    "TINYINT": np.int8, "SMALLINT": np.int16, "INTEGER": np.int32, "BIGINT": np.int64,
-    "UTINYINT": np.uint8, "USMALLINT": np.uint16, "UINTEGER": np.uint32, "UBIGINT": np.uint64,
-    "HUGEINT": object,
-    "FLOAT": np.float32, "DOUBLE": np.float64,
-    "DATE": np.int32, "TIME": np.int64,
-    "TIMESTAMP": np.int64, "TIMESTAMPTZ": np.int64, "TIMESTAMP_NS": np.int64,
-    "INTERVAL": object,
-    "VARCHAR": np.uint64, "BLOB": np.uint64,
-    "NULL": np.bool_,
-    "LIST": np.int64, "MAP": np.int64, "STRUCT": np.int64,
-}
-
-# Nested storage (engine/block.py): LIST and MAP rows are (n, 2) int64
-# (start, length) into the child vectors (LIST: the elements; MAP: keys and
-# values, aligned); STRUCT rows are int64 row indexes into the aligned field
-# vectors.  Taking or filtering rows never copies the children.
-NESTED_IDS = ("LIST", "MAP", "STRUCT")
 
 
 def _quote_field(name: str) -> str:
@@ -198,17 +159,7 @@ def from_scan_type_name(name: str) -> DataType:
         raise UnsupportedFeatureError(f"column type {name!r} is not supported") from None
 
 
-_SCAN_NAMES = {
-    "boolean": BOOLEAN,
-    "int8": TINYINT, "int16": SMALLINT, "int32": INTEGER, "int64": BIGINT,
-    "uint8": UTINYINT, "uint16": USMALLINT, "uint32": UINTEGER, "uint64": UBIGINT,
-    "float32": FLOAT, "float64": DOUBLE,
-    "date": DATE, "time_us": TIME,
-    "timestamp_us": TIMESTAMP, "timestamptz_us": TIMESTAMPTZ,
-    "timestamp_ns": TIMESTAMP_NS, "timestamptz_ns": TIMESTAMP_NS,
-    "string": VARCHAR, "blob": BLOB,
-    "null": NULL,
-}
+_SCAN_NAMES = {name: DataType(type_id) for name, type_id in SCAN_TYPE_IDS.items()}
 
 
 _NAMED = {

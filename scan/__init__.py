@@ -9,7 +9,8 @@ from scan.errors import (AuthenticationError, FileFormatError, PqdbError,
                          PqdbIOError, UnsupportedFeatureError)
 from scan.io import BufferManager, ByteSource, LocalFileSource, default_buffer_manager
 from scan.metadata import ColumnChunkInfo, ColumnInfo, FileMetadata, RowGroupInfo
-from scan.reader import ColumnData, ParquetFile, open_parquet
+from scan.column_data import ColumnData
+from scan.reader import ParquetFile, open_parquet
 
 
 def views_to_pylist(views, heap, nulls=None):

@@ -24,6 +24,7 @@ from numba import njit
 
 from scan import thrift as T
 from scan.errors import FileFormatError, UnsupportedFeatureError
+from scan.metadata import locate_chunk
 
 _E = T.EMPTY
 BLOOM_FILTER_HEADER = {
@@ -316,7 +317,7 @@ _HEADER_GUESS = 64
 
 def read_bloom_filter(pf, row_group: int, column: int) -> BloomFilter | None:
     """The bloom filter of one column chunk, or None when it has none."""
-    chunk, col, ctx = _locate(pf, row_group, column)
+    chunk, col, ctx = locate_chunk(pf, row_group, column)
     off = chunk.bloom_filter_offset
     if off is None:
         return None
@@ -338,15 +339,3 @@ def read_bloom_filter(pf, row_group: int, column: int) -> BloomFilter | None:
         return parse_bloom_filter(pf.buffer_manager.get(pf.source, off, total), col)
     except FileFormatError as e:
         raise FileFormatError(f"bad bloom filter: {e}", **ctx) from None
-
-
-def _locate(pf, row_group: int, column: int):
-    if not 0 <= row_group < len(pf.row_groups):
-        raise ValueError(f"row group {row_group} out of range (file has {len(pf.row_groups)})")
-    if not 0 <= column < len(pf.columns):
-        raise ValueError(f"column {column} out of range (file has {len(pf.columns)})")
-    col = pf.columns[column]
-    chunk = pf.row_groups[row_group].columns[column]
-    if chunk.encrypted:
-        raise UnsupportedFeatureError(f"encrypted column {col.name!r} (modular encryption)")
-    return chunk, col, dict(file=pf.path, row_group=row_group, column=col.name)

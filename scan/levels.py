@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from scan.encodings.rle import _hybrid_kernel, decode_hybrid
-from scan.errors import FileFormatError
+from scan.encodings.rle import decode_hybrid, hybrid_kernel
+from scan.errors import FileFormatError, UnsupportedFeatureError
+from scan.pages import DATA_PAGE_V2
 
 
 def _level_dtype(max_level: int):
@@ -100,6 +101,35 @@ def decode_levels_bitpacked(buf: np.ndarray, pos: int, max_level: int,
     return _check_levels(out, max_level, "definition/repetition"), pos + nbytes
 
 
+def page_def_levels(page, max_def: int) -> np.ndarray | None:
+    """The definition levels of a flat column's data page (v1: at the start
+    of ``page.data``, RLE or BIT_PACKED; v2: ``page.levels``), or None for
+    a required column."""
+    if max_def == 0:
+        return None
+    if page.kind == DATA_PAGE_V2:
+        return decode_levels_v2(page.levels, page.rep_length, page.def_length, max_def,
+                                page.num_values)
+    if page.def_encoding == "BIT_PACKED":
+        lv, _ = decode_levels_bitpacked(page.data, 0, max_def, page.num_values)
+    elif page.def_encoding == "RLE":
+        lv, _ = decode_levels_v1(page.data, 0, max_def, page.num_values)
+    else:
+        raise UnsupportedFeatureError(f"definition level encoding {page.def_encoding}")
+    return lv
+
+
+def values_start(page, max_def: int) -> int:
+    """Byte position of a flat column's values in its data page's
+    ``page.data`` (v1 pages: after the definition levels)."""
+    if page.kind == DATA_PAGE_V2 or max_def == 0:
+        return 0
+    data = page.data
+    if page.def_encoding == "BIT_PACKED":
+        return (page.num_values * max_def.bit_length() + 7) // 8
+    return 4 + (int(data[0]) | int(data[1]) << 8 | int(data[2]) << 16 | int(data[3]) << 24)
+
+
 def nulls_from_def_levels(def_levels: np.ndarray, max_def: int) -> np.ndarray:
     """The null mask of a flat column: 1 where the definition level is below
     ``max_def``."""
@@ -137,7 +167,7 @@ def v1_defined(src, pos, end, n, defined):
     length = (np.int64(src[pos]) | (np.int64(src[pos + 1]) << 8)
               | (np.int64(src[pos + 2]) << 16) | (np.int64(src[pos + 3]) << 24))
     stop = pos + 4 + length
-    if stop > end or _hybrid_kernel(src, pos + 4, stop, 1, n, defined) < 0:
+    if stop > end or hybrid_kernel(src, pos + 4, stop, 1, n, defined) < 0:
         return -1, 0
     valid = 0
     for k in range(n):

@@ -188,7 +188,7 @@ def _leaf_columns(schema: list, path: str) -> list:
                 walk(kids, prefix + (name,), d, r, depth + 1, True)
                 continue
             nested = in_group_type or rep == T.REPEATED
-            leaves.append(_column_info(el, len(leaves), prefix + (name,), d, r, nested, path))
+            leaves.append(column_info(el, len(leaves), prefix + (name,), d, r, nested, path))
 
     root = schema[0]
     walk(root.get("num_children") or 0, (), 0, 0, 0, False)
@@ -197,7 +197,10 @@ def _leaf_columns(schema: list, path: str) -> list:
     return leaves
 
 
-def _column_info(el, index, col_path, max_def, max_rep, nested, path) -> ColumnInfo:
+def column_info(el, index, col_path, max_def, max_rep, nested, path) -> ColumnInfo:
+    """The ColumnInfo of leaf schema element ``el`` (a decoded
+    SchemaElement), the ``index``-th leaf, at ``col_path`` with the given
+    maximum levels; ``path`` (the file) names it in errors."""
     ptype = el["type"]
     if not isinstance(ptype, int) or not 0 <= ptype < len(T.PHYSICAL_TYPES):
         raise FileFormatError(f"column {'.'.join(col_path)!r} has unknown physical type {ptype}",
@@ -219,9 +222,11 @@ def _column_info(el, index, col_path, max_def, max_rep, nested, path) -> ColumnI
     return info
 
 
-_PLAIN_NAMES = {"BOOLEAN": "boolean", "INT32": "int32", "INT64": "int64", "INT96": "timestamp_ns",
-                "FLOAT": "float32", "DOUBLE": "float64", "BYTE_ARRAY": "blob",
-                "FIXED_LEN_BYTE_ARRAY": "blob"}
+# the type name of a column by its physical type alone (no logical or
+# converted type); scan/nested.py reads NULL-typed leaves as these
+PLAIN_TYPE_NAMES = {"BOOLEAN": "boolean", "INT32": "int32", "INT64": "int64",
+                    "INT96": "timestamp_ns", "FLOAT": "float32", "DOUBLE": "float64",
+                    "BYTE_ARRAY": "blob", "FIXED_LEN_BYTE_ARRAY": "blob"}
 _CT_INTS = {"INT_8": (8, True), "INT_16": (16, True), "INT_32": (32, True), "INT_64": (64, True),
             "UINT_8": (8, False), "UINT_16": (16, False), "UINT_32": (32, False),
             "UINT_64": (64, False)}
@@ -235,7 +240,7 @@ def _assign_type(info: ColumnInfo, el: dict, lt, lt_name, ct_name) -> None:
     if name is None and ct_name is not None:
         name = _from_converted(info, ct_name, el)
     if name is None:
-        name = _PLAIN_NAMES[p]
+        name = PLAIN_TYPE_NAMES[p]
     info.type_name = name
 
 
@@ -438,3 +443,19 @@ def decode_stat_value(raw, col: ColumnInfo):
     except (IndexError, struct.error, ValueError):
         return None
     return None
+
+
+def locate_chunk(pf, row_group: int, column: int):
+    """(ColumnChunkInfo, ColumnInfo, error context) of one column chunk of
+    the open file ``pf``, whose side structures (page index, bloom filter)
+    are to be read: indexes out of range raise ValueError, an encrypted
+    chunk UnsupportedFeatureError."""
+    if not 0 <= row_group < len(pf.row_groups):
+        raise ValueError(f"row group {row_group} out of range (file has {len(pf.row_groups)})")
+    if not 0 <= column < len(pf.columns):
+        raise ValueError(f"column {column} out of range (file has {len(pf.columns)})")
+    col = pf.columns[column]
+    chunk = pf.row_groups[row_group].columns[column]
+    if chunk.encrypted:
+        raise UnsupportedFeatureError(f"encrypted column {col.name!r} (modular encryption)")
+    return chunk, col, dict(file=pf.path, row_group=row_group, column=col.name)

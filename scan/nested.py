@@ -22,11 +22,19 @@ The numba kernels below walk the levels once per node."""
 
 from __future__ import annotations
 
+from copy import copy
+
 import numpy as np
 from numba import njit
 
 from scan import thrift as T
+from scan.codecs import check_codec
+from scan.column_data import ColumnData, chunk_errors, to_storage
 from scan.errors import FileFormatError, UnsupportedFeatureError
+from scan.metadata import PLAIN_TYPE_NAMES
+from scan.nested_chunk import LeafLevels, decode_leaf_chunk
+from scan.page_values import empty_values
+from scan.pages import MAX_DICT_HEADER
 
 
 # ---- result classes -----------------------------------------------------------
@@ -289,7 +297,6 @@ def _scatter_leaf_kernel(defs, reps, ctx_rep, ctx_def, max_def, slot_of_value):
 # ---- assembly -----------------------------------------------------------------------
 
 def _assemble(lg: _Logical, leaves: dict, cols):
-    from scan.reader import ColumnData, to_storage
     lv = leaves[lg.first_leaf()]
     defs, reps = lv.defs, lv.reps
     ctx_rep, ctx_def = lg.ctx
@@ -342,11 +349,8 @@ def _assemble(lg: _Logical, leaves: dict, cols):
 def _storage_col(col):
     """Leaves typed NULL (UNKNOWN) hold no values: read them as physical."""
     if col.type_name == "null":
-        from copy import copy
-
-        from scan.metadata import _PLAIN_NAMES
         col = copy(col)
-        col.type_name = _PLAIN_NAMES[col.physical_type]
+        col.type_name = PLAIN_TYPE_NAMES[col.physical_type]
     return col
 
 
@@ -372,8 +376,6 @@ def logical_field(pf, field: str) -> _Logical:
 
 def read_nested(pf, row_group: int, field: str):
     """Assemble top-level field ``field`` of one row group (see module doc)."""
-    from scan.codecs import check_codec
-    from scan.nested_chunk import decode_leaf_chunk
     if not 0 <= row_group < len(pf.row_groups):
         raise ValueError(f"row group {row_group} out of range (file has {len(pf.row_groups)})")
     lg = logical_field(pf, field)
@@ -390,7 +392,7 @@ def read_nested(pf, row_group: int, field: str):
         if chunk.file_path:
             raise UnsupportedFeatureError(f"column chunk in external file {chunk.file_path!r}")
         check_codec(chunk.codec)
-        leaves[i] = _read_leaf(pf, rg, col, chunk, ctx, decode_leaf_chunk)
+        leaves[i] = _read_leaf(pf, rg, col, chunk, ctx)
     try:
         out = _assemble(lg, leaves, pf.columns)
     except FileFormatError as e:
@@ -401,19 +403,16 @@ def read_nested(pf, row_group: int, field: str):
     return out
 
 
-def _read_leaf(pf, rg, col, chunk, ctx, decode_leaf_chunk):
-    from scan.nested_chunk import LeafLevels
-    from scan.reader import _MAX_DICT_HEADER, chunk_errors
+def _read_leaf(pf, rg, col, chunk, ctx):
     if rg.num_rows == 0:
         z = np.zeros(0, np.int32)
-        from scan.column import _empty
-        return LeafLevels(z, z, _empty(col.physical_type), np.zeros(0, np.uint8), 0)
+        return LeafLevels(z, z, empty_values(col.physical_type), np.zeros(0, np.uint8), 0)
     if chunk.start < 4 or chunk.length <= 0 or chunk.start + chunk.length > pf._data_end:
         raise FileFormatError(f"column chunk byte range {chunk.start}+{chunk.length} lies "
                               f"outside the data region 4..{pf._data_end}", **ctx)
     length = chunk.length
     if pf._pads_chunks:
-        length = min(length + _MAX_DICT_HEADER, pf._data_end - chunk.start)
+        length = min(length + MAX_DICT_HEADER, pf._data_end - chunk.start)
     buf = pf.buffer_manager.get(pf.source, chunk.start, length)
     with chunk_errors(ctx):
         lv = decode_leaf_chunk(buf, col, chunk, pf.verify_checksums)

@@ -2,17 +2,21 @@
 repetition levels, definition levels and dense values (only the values whose
 definition level is the maximum: the leaf slots that hold a value).
 
-The value decoders are the flat reader's (scan/column.py); what differs is
-the level layout: v1 pages hold repetition levels, then definition levels,
-then values; v2 pages keep both level runs uncompressed ahead of the values.
+The values of a page are decoded as the flat reader's are
+(scan/page_values.py); what differs is the level layout: v1 pages hold
+repetition levels, then definition levels, then values; v2 pages keep both
+level runs uncompressed ahead of the values.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from scan import levels as L
 from scan.errors import FileFormatError, UnsupportedFeatureError
-from scan.pages import DATA_PAGE_V2, DICTIONARY_PAGE, iter_pages
+from scan.page_values import (VIEW_TYPES, concat_values, decode_dictionary_page,
+                              decode_page_values)
+from scan.pages import DATA_PAGE_V2, DICTIONARY_PAGE, chunk_arena, iter_pages
 
 
 class LeafLevels:
@@ -25,7 +29,6 @@ class LeafLevels:
 
 
 def _levels_v1(page, pos, max_level, encoding):
-    from scan import levels as L
     if max_level == 0:
         return None, pos
     if encoding == "BIT_PACKED":
@@ -37,7 +40,6 @@ def _levels_v1(page, pos, max_level, encoding):
 
 def _page_levels(page, max_rep, max_def):
     """(reps, defs, values start) of one data page."""
-    from scan import levels as L
     n = page.num_values
     if page.kind == DATA_PAGE_V2:
         reps = L.decode_levels_v2(page.levels, 0, page.rep_length, max_rep, n)
@@ -50,14 +52,9 @@ def _page_levels(page, max_rep, max_def):
 
 def decode_leaf_chunk(buf: np.ndarray, col, chunk, verify_checksums: bool = True) -> LeafLevels:
     """Levels and dense values of leaf ``col`` from column chunk bytes ``buf``."""
-    from scan.column import (_DICT_ENCODINGS, _VIEW_TYPES, _concat, _empty, chunk_arena,
-                             decode_dictionary_page, decode_other_encoding)
-    from scan.encodings.dictionary import decode_dictionary_indices, gather
-    from scan.encodings.plain import decode_plain
-
     ptype, tlen = col.physical_type, col.type_length
     max_def, max_rep = col.max_def_level, col.max_rep_level
-    is_view = ptype in _VIEW_TYPES
+    is_view = ptype in VIEW_TYPES
     dictionary = dict_heap = None
     dense, defs_parts, reps_parts = [], [], []
     arena = chunk_arena(chunk, is_view)
@@ -71,25 +68,8 @@ def decode_leaf_chunk(buf: np.ndarray, col, chunk, verify_checksums: bool = True
             if reps is not None and n and int(reps[0]) != 0 and not reps_parts:
                 raise FileFormatError("first repetition level of a column chunk is not 0")
             n_valid = n if defs is None else int(np.count_nonzero(defs == max_def))
-            data, enc = page.data, page.encoding
-            if n_valid == 0:
-                values, heap = _empty(ptype), None
-            elif enc == "PLAIN":
-                if is_view:
-                    b = page.base
-                    values, _ = decode_plain(page.owner, b + pos, b + len(data), ptype, n_valid,
-                                             tlen)
-                    heap = page.owner
-                else:
-                    values, _ = decode_plain(data, pos, len(data), ptype, n_valid, tlen)
-                    heap = None
-            elif enc in _DICT_ENCODINGS:
-                if dictionary is None:
-                    raise FileFormatError("dictionary-encoded page without a dictionary page")
-                idx = decode_dictionary_indices(data, pos, len(data), n_valid)
-                values, heap = gather(dictionary, idx), dict_heap
-            else:
-                values, heap = decode_other_encoding(enc, data, pos, ptype, tlen, n_valid)
+            values, heap = decode_page_values(page, pos, n_valid, ptype, tlen,
+                                              dictionary=dictionary, dict_heap=dict_heap)
             if len(values) != n_valid:
                 raise FileFormatError(f"page has {len(values)} values but its levels say "
                                       f"{n_valid} are present")
@@ -98,7 +78,7 @@ def decode_leaf_chunk(buf: np.ndarray, col, chunk, verify_checksums: bool = True
             reps_parts.append(reps if reps is not None else np.zeros(n, np.int16))
         except FileFormatError as e:
             raise FileFormatError(str(e), page=page.ordinal) from None
-    values, heap = _concat(dense, ptype, is_view)
+    values, heap = concat_values(dense, ptype, is_view)
     defs = _cat(defs_parts)
     reps = _cat(reps_parts)
     return LeafLevels(defs, reps, values, heap, len(defs))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from scan.column import _dictionary_page_kernel
+from scan.encodings.dictionary import dictionary_page_kernel
 from scan.encodings.plain import be_decimal_at
 from scan.levels import v1_defined
 from scan.memops import copy_bytes, load4, load8, store4, store8
@@ -26,7 +26,7 @@ def _decode_page(src, pos, end, n, enc, dictionary, out, out_bytes, j, sel, r, u
                  nulls):
     """Decode one data page (src[pos:end], n rows) into out[j:]: PLAIN
     (``width``-byte values copied) or dictionary-encoded (the fused gather of
-    scan/column).  With ``use_sel`` only rows r + k with sel[r + k] != 0 are
+    scan/encodings/dictionary.py).  With ``use_sel`` only rows r + k with sel[r + k] != 0 are
     kept.  Returns the number of rows kept, or -1 on a defect.  An encoding
     code with LEVELS added: the v1 definition levels come first; the page's
     rows get nulls[j:] (1 = NULL; the value slot holds 0) and its dense
@@ -73,9 +73,9 @@ def _decode_values(src, pos, end, n, enc, dictionary, out, out_bytes, j, sel, r,
     """_decode_page's values: n of them, no levels."""
     if enc == 1:
         if use_sel:
-            return _dictionary_page_kernel(src, pos, end, n, dictionary, out[j:],
-                                           sel[r:r + n], True)
-        return _dictionary_page_kernel(src, pos, end, n, dictionary, out[j:], sel, False)
+            return dictionary_page_kernel(src, pos, end, n, dictionary, out[j:],
+                                          sel[r:r + n], True)
+        return dictionary_page_kernel(src, pos, end, n, dictionary, out[j:], sel, False)
     if width < 0:
         return _plain_decimals(src, pos, end, n, -width, out, j, sel, r, use_sel)
     if width == 0 or pos + n * width > end:

@@ -17,7 +17,7 @@ import numpy as np
 
 from scan import thrift as T
 from scan.errors import FileFormatError, UnsupportedFeatureError
-from scan.metadata import decode_stat_value
+from scan.metadata import decode_stat_value, locate_chunk
 
 PAGE_LOCATION = {1: ("offset", T.I64, None), 2: ("compressed_page_size", T.I32, None),
                  3: ("first_row_index", T.I64, None)}
@@ -146,8 +146,7 @@ def parse_offset_index(buf, num_rows: int, chunk_start: int, chunk_end: int) -> 
 
 
 def _read(pf, row_group, column, which):
-    from scan.bloom import _locate
-    chunk, col, ctx = _locate(pf, row_group, column)
+    chunk, col, ctx = locate_chunk(pf, row_group, column)
     off = getattr(chunk, f"{which}_offset")
     length = getattr(chunk, f"{which}_length")
     if off is None or length is None:

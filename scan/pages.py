@@ -15,6 +15,11 @@ from scan.codecs import decompress
 from scan.errors import FileFormatError
 
 DATA_PAGE, INDEX_PAGE, DICTIONARY_PAGE, DATA_PAGE_V2 = 0, 1, 2, 3
+# bytes a dictionary page header takes at most: parquet-mr before 1.2.9 left
+# it out of the chunk's total_compressed_size (PARQUET-816), so readers of
+# such files read this much past the chunk's stated end
+MAX_DICT_HEADER = 100
+ARENA_LIMIT = 1 << 31           # bytes of one chunk's Arena at most
 
 
 @dataclass
@@ -56,6 +61,14 @@ class Arena:
         return self.buf[base:base + n], base
 
 
+def chunk_arena(chunk, is_view: bool) -> Arena | None:
+    """One buffer that every decompressed page of a string chunk is written
+    into, so the pages share one heap (None when nothing needs it)."""
+    if is_view and chunk.codec != "UNCOMPRESSED":
+        return Arena(min(max(chunk.total_uncompressed_size, 0), ARENA_LIMIT))
+    return None
+
+
 def _int(h: dict, key: str, what: str, page: int) -> int:
     v = h.get(key)
     if v is None:
@@ -80,7 +93,10 @@ def _forget(key, ref) -> None:
         _HEADER_MEMO.pop(key, None)
 
 
-def _chunk_memo(buf) -> dict | None:
+def chunk_memo(buf) -> dict | None:
+    """The memo kept with the cached chunk buffer ``buf`` (parsed headers,
+    and what the decode paths derive once per chunk: page tables, plans,
+    dictionaries), or None when ``buf`` cannot be weakly referenced."""
     key = id(buf)
     with _MEMO_LOCK:
         entry = _HEADER_MEMO.get(key)
@@ -105,18 +121,18 @@ def iter_pages(buf: np.ndarray, codec: str, num_values: int, verify_checksums: b
     pos, end = 0, len(buf)
     seen = 0
     ordinal = 0
-    memo = _chunk_memo(buf)
+    memo = chunk_memo(buf)
     while pos < end and seen < num_values:
         recipe = memo.get(("page", pos)) if memo is not None else None
         if recipe is None:
-            recipe = _page_recipe(buf, pos, end, ordinal, memo)
+            recipe = page_recipe(buf, pos, end, ordinal, memo)
         header, body_pos, csize, usize, fields = recipe
         header_pos = pos
         body = buf[body_pos:body_pos + csize]
         pos = body_pos + csize
         if verify_checksums:
             check_crc(header, body, header_pos, memo, ordinal)
-        page = _make_page(header, header["type"], body, usize, codec, ordinal, buf, body_pos,
+        page = make_page(header, header["type"], body, usize, codec, ordinal, buf, body_pos,
                           arena, fields)
         ordinal += 1
         if page is None:
@@ -138,7 +154,7 @@ def check_crc(header, body, pos: int, memo, ordinal: int) -> None:
         memo[("crc", pos)] = True
 
 
-def _page_recipe(buf, pos, end, ordinal, memo):
+def page_recipe(buf, pos, end, ordinal, memo):
     """(header, body position, compressed size, uncompressed size, page
     fields) of the page at ``pos``, validated; kept in ``memo`` (per cached
     chunk) so later reads of the chunk skip parsing and checks."""
@@ -207,7 +223,7 @@ def _page_fields(header, ptype, csize, usize, ordinal):
     return None                           # INDEX_PAGE or an unknown page type: skip
 
 
-def _make_page(header, ptype, body, usize, codec, ordinal, buf, body_pos, arena,
+def make_page(header, ptype, body, usize, codec, ordinal, buf, body_pos, arena,
                fields=None) -> Page | None:
     """The decompressed page; ``fields``: _page_fields of its header, when
     the caller kept them."""

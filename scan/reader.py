@@ -1,61 +1,24 @@
 """The public Parquet reader: open a file, list its columns and row groups,
-read one column chunk into engine storage (planner/types.py docstring)."""
+read one column chunk into engine storage (scan/storage.py)."""
 
 from __future__ import annotations
 
 import re
-from contextlib import contextmanager
 
 import numpy as np
 
 from scan.codecs import check_codec
-from scan.column import decode_chunk
-from scan.encodings.dictionary import gather
+from scan.column import decode_chunk, select_rows
+from scan.column_data import ColumnData, chunk_error, chunk_errors, empty_storage, to_storage
+from scan.nested import read_nested
 from scan.required_chunk import decode_required_chunk
 from scan.errors import FileFormatError, PqdbError, UnsupportedFeatureError
 from scan.io.buffer_manager import default_buffer_manager
 from scan.io.source import as_source
 from scan.metadata import FileMetadata, footer_length, parse_footer
+from scan.pages import MAX_DICT_HEADER
 
 _TAIL_READ = 64 * 1024        # speculative tail read: footer usually fits
-
-
-class ColumnData:
-    """One column of one row group in engine storage.
-
-    ``values``: numpy array (see planner/types.py); ``nulls``: None or uint8
-    (1 = null); ``heap``: uint8 array long string views point into (strings
-    and blobs only).  When dictionary ``codes`` were asked for and came, the
-    string views are gathered from the dictionary only when ``values`` is
-    first read: a filter on the codes (or a group-by) never needs them."""
-    __slots__ = ("_values", "nulls", "heap", "num_rows", "column", "codes", "dictionary")
-
-    def __init__(self, values, nulls, heap, num_rows, column, codes=None, dictionary=None):
-        if values is None and (codes is None or dictionary is None):
-            raise ValueError("ColumnData without values needs codes and a dictionary")
-        self._values, self.nulls, self.heap = values, nulls, heap
-        self.num_rows, self.column = num_rows, column
-        self.codes, self.dictionary = codes, dictionary   # see read_column(codes=True)
-
-    @property
-    def values(self) -> np.ndarray:
-        if self._values is None:
-            self._values = gather(self.dictionary, self.codes)
-        return self._values
-
-    def to_pylist(self) -> list:
-        """Python values (bytes for strings/blobs, None for nulls); for tests."""
-        if self.values.ndim == 2:
-            from scan.views import views_to_pylist
-            return views_to_pylist(self.values, self.heap, self.nulls)
-        out = self.values.tolist()
-        if self.nulls is not None:
-            for i in np.flatnonzero(self.nulls).tolist():
-                out[i] = None
-        return out
-
-    def __repr__(self) -> str:
-        return f"ColumnData({self.column.name!r}, {self.num_rows} rows, {self.values.dtype})"
 
 
 class ParquetFile:
@@ -136,7 +99,7 @@ class ParquetFile:
                 raise ValueError(f"rows mask has shape {rows.shape}, row group has "
                                  f"{rg.num_rows} rows")
         if rg.num_rows == 0:
-            return ColumnData(*_empty_storage(col), 0, col)
+            return ColumnData(*empty_storage(col), 0, col)
         buf = self.buffer_manager.get(self.source, chunk.start, length)
         if ranged and col.max_rep_level == 0:
             return self._read_range(buf, row_group, column, row_start, row_count, rows, codes)
@@ -190,7 +153,7 @@ class ParquetFile:
                                   f"outside the data region 4..{self._data_end}",
                                   **self._chunk_ctx(row_group, col))
         if self._pads_chunks:       # PARQUET-816: dictionary header not counted
-            length = min(length + _MAX_DICT_HEADER, self._data_end - chunk.start)
+            length = min(length + MAX_DICT_HEADER, self._data_end - chunk.start)
         checked = self._checked[(row_group, column)] = (col, rg, chunk, length)
         return checked
 
@@ -220,8 +183,7 @@ class ParquetFile:
         with chunk_errors(self._chunk_ctx(row_group, col)):
             state = chunk_state(key, make)
             values, nulls, heap, cds, dictionary = read_range(
-                state, row_start, row_count, to_storage, codes and col.type_name == "string",
-                rows)
+                state, row_start, row_count, codes and col.type_name == "string", rows)
         n = len(values) if values is not None else len(cds)
         return ColumnData(values, nulls, heap, n, col, cds, dictionary)
 
@@ -252,7 +214,6 @@ class ParquetFile:
         """Assemble top-level field ``field`` (flat or LIST/MAP/STRUCT) of one
         row group: ColumnData, or a ListData / MapData / StructData tree
         (scan/nested.py)."""
-        from scan.nested import read_nested
         return read_nested(self, row_group, field)
 
     def close(self) -> None:
@@ -274,9 +235,6 @@ def open_parquet(path_or_source, buffer_manager=None, verify_checksums: bool = T
     return ParquetFile(as_source(path_or_source), buffer_manager, verify_checksums)
 
 
-_MAX_DICT_HEADER = 100
-
-
 def _old_parquet_mr(created_by) -> bool:
     """parquet-mr before 1.2.9 left the dictionary page header out of
     total_compressed_size (PARQUET-816); readers pad the chunk range."""
@@ -288,7 +246,6 @@ def _old_parquet_mr(created_by) -> bool:
 
 def _slice_column(cd: ColumnData, start: int, stop: int, rows=None) -> ColumnData:
     """Rows [start, stop) of ``cd`` (and of those, the ones ``rows`` keeps)."""
-    from scan.column import select_rows
     values, nulls, codes = cd.values[start:stop], cd.nulls, cd.codes
     nulls = None if nulls is None else nulls[start:stop]
     codes = None if codes is None else codes[start:stop]
@@ -299,88 +256,3 @@ def _slice_column(cd: ColumnData, start: int, stop: int, rows=None) -> ColumnDat
     return ColumnData(values, nulls, cd.heap, len(values), cd.column, codes, cd.dictionary)
 
 
-@contextmanager
-def chunk_errors(ctx: dict):
-    """Errors while decoding a column chunk, as FileFormatErrors that name
-    the file, row group and column (``ctx``): pqdb errors keep their page,
-    Python errors from malformed bytes become "corrupt column chunk"."""
-    try:
-        yield
-    except Exception as e:
-        err = chunk_error(e, ctx)
-        if err is None:
-            raise
-        raise err from None
-
-
-def chunk_error(e: Exception, ctx: dict) -> Exception | None:
-    """The error to raise for ``e``, raised while decoding a chunk (see
-    chunk_errors); None when ``e`` goes on unchanged."""
-    if isinstance(e, FileFormatError):
-        return FileFormatError(_bare(e), page=e.page, **ctx)
-    if isinstance(e, PqdbError):
-        return None
-    if isinstance(e, (ValueError, IndexError, OverflowError, TypeError, MemoryError)):
-        return FileFormatError(f"corrupt column chunk ({type(e).__name__}: {e})", **ctx)
-    return None
-
-
-def _bare(e: FileFormatError) -> str:
-    text = str(e)
-    if e.page is not None and text.endswith(f" (page {e.page})"):
-        text = text[:-len(f" (page {e.page})")]
-    return text
-
-
-_INT_CASTS = {"int8": np.int8, "int16": np.int16, "uint8": np.uint8, "uint16": np.uint16}
-
-
-def to_storage(values: np.ndarray, heap, col):
-    """Physical values -> engine storage for ``col.type_name``; returns (values, heap)."""
-    t = col.type_name
-    if t in _INT_CASTS:
-        return values.astype(_INT_CASTS[t]), None
-    if t == "uint32":
-        return values.view(np.uint32), None
-    if t == "uint64":
-        return values.view(np.uint64), None
-    if t == "time_us" or t.startswith("timestamp"):
-        if col.time_unit == "MILLIS":
-            return values.astype(np.int64) * 1000, None
-        if col.time_unit == "NANOS" and t == "time_us":
-            return values // 1000, None
-        return values, None
-    if t.startswith("decimal"):
-        wide = col.precision > 18
-        if col.physical_type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
-            if values.ndim == 1 and not wide:   # decoded straight to int64 (is_fixed_decimal)
-                return values, None
-            from scan.views import decimal_from_be_bytes, decimal_from_be_bytes_wide
-            fn = decimal_from_be_bytes_wide if wide else decimal_from_be_bytes
-            return fn(values, heap, col.type_length), None
-        if wide:
-            out = np.empty(len(values), dtype=object)
-            out[:] = values.tolist()
-            return out, None
-        return values.astype(np.int64, copy=False), None
-    if t == "float32" and col.physical_type == "FIXED_LEN_BYTE_ARRAY":
-        from scan.float16 import float16_views_to_float32
-        return float16_views_to_float32(values), None
-    if col.physical_type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
-        return values, heap if heap is not None else np.zeros(0, np.uint8)
-    return values, None
-
-
-_EMPTY_DTYPES = {"boolean": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int32,
-                 "int64": np.int64, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32,
-                 "uint64": np.uint64, "float32": np.float32, "float64": np.float64,
-                 "date": np.int32}
-
-
-def _empty_storage(col):
-    t = col.type_name
-    if t in ("string", "blob"):
-        return np.zeros((0, 2), np.uint64), None, np.zeros(0, np.uint8)
-    if t.startswith("decimal") and col.precision > 18:
-        return np.zeros(0, object), None, None
-    return np.zeros(0, _EMPTY_DTYPES.get(t, np.int64)), None, None

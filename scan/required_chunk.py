@@ -26,9 +26,9 @@ import threading
 
 import numpy as np
 
-from scan.column import (_NO_SEL, ChunkValues, decode_dictionary_page, fused_form,
-                         is_fixed_decimal)
-from scan.encodings.dictionary import gather
+from scan.column import ChunkValues
+from scan.column_data import to_storage
+from scan.encodings.dictionary import fused_form, gather
 from scan.encodings.plain import decode_plain_decimal
 from scan.codecs import decompress
 from scan.io.buffer_manager import charge
@@ -36,12 +36,16 @@ from scan.kept_dictionary import narrowed as _narrowed, widened as _widened
 from scan.kept_pages import kept_pages
 from scan.errors import FileFormatError, UnsupportedFeatureError
 from scan.page_kernels import LEVELS as _LEVELS, decode_pages, decode_snappy_pages
-from scan.pages import (DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, _chunk_memo, _make_page,
-                         _page_recipe, check_crc)
+from scan.page_values import (DICT_ENCODINGS, DICT_PAGE_ENCODINGS, decode_dictionary_page,
+                              is_fixed_decimal)
+from scan.pages import (DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, check_crc, chunk_memo,
+                        make_page, page_recipe)
+from scan.selection import NO_SEL
+from scan.views import compact_heap
 
 _PLAIN, _DICT = 0, 1
 _NO_PAGES, _NO_PAGES_U8 = np.zeros(0, np.int64), np.zeros(0, np.uint8)
-_RANGES_KEPT = 64
+RANGES_KEPT = 64
 # physical type -> (kernel dtype, result dtype)
 _FIXED = {"INT32": (np.int32, np.int32), "FLOAT": (np.int32, np.float32),
           "INT64": (np.int64, np.int64), "DOUBLE": (np.int64, np.float64)}
@@ -86,11 +90,11 @@ class PageTable:
         levels, largest page) of data pages [p0, p1): worked out once per
         range -- a morsel reads the same pages at every query, and these
         small numpy calls were about a tenth of Q6's GIL-held samples at 1
-        thread (py-spy --gil).  At most _RANGES_KEPT ranges are remembered
+        thread (py-spy --gil).  At most RANGES_KEPT ranges are remembered
         (morsel cuts give a few per chunk; other reads may ask for any)."""
         got = self._ranges.get((p0, p1))
         if got is None:
-            if len(self._ranges) >= _RANGES_KEPT:
+            if len(self._ranges) >= RANGES_KEPT:
                 self._ranges.clear()
             encs = self.encs[p0:p1]
             got = (self.starts[p0:p1], self.csizes[p0:p1], self.usizes[p0:p1],
@@ -111,7 +115,7 @@ def _build_table(buf, num_values: int, verify: bool, memo, max_def: int = 0) -> 
     while pos < end and seen < num_values:
         recipe = memo.get(("page", pos)) if memo is not None else None
         if recipe is None:
-            recipe = _page_recipe(buf, pos, end, ordinal, memo)
+            recipe = page_recipe(buf, pos, end, ordinal, memo)
         header, body_pos, csize, usize, fields = recipe
         if verify:
             check_crc(header, buf[body_pos:body_pos + csize], pos, memo, ordinal)
@@ -127,7 +131,7 @@ def _build_table(buf, num_values: int, verify: bool, memo, max_def: int = 0) -> 
             continue
         if enc == "PLAIN":
             code = _PLAIN
-        elif enc in ("RLE_DICTIONARY", "PLAIN_DICTIONARY"):
+        elif enc in DICT_ENCODINGS:
             code = _DICT
         else:
             return None
@@ -148,7 +152,7 @@ def _build_table(buf, num_values: int, verify: bool, memo, max_def: int = 0) -> 
 
 
 def page_table(buf, num_values: int, verify: bool, max_def: int = 0) -> PageTable | None:
-    memo = _chunk_memo(buf)
+    memo = chunk_memo(buf)
     key = ("required-table", verify, max_def)
     if memo is not None and key in memo:
         return memo[key]
@@ -169,7 +173,7 @@ def decode_required_chunk(buf: np.ndarray, col, chunk, num_rows: int, verify: bo
         return None
     memo = None
     if col.max_def_level:           # optional: v1 pages' levels are read in the kernel
-        memo = _chunk_memo(buf)
+        memo = chunk_memo(buf)
         if memo is not None and memo.get("optional-general"):
             return None
     codec = chunk.codec
@@ -198,7 +202,7 @@ class _FixedPlan:
         self.flat = self.base = None        # the dictionary, once kept (_fixed_dictionary)
         if table.dictionary is not None:
             header, body_pos, csize, usize, ordinal, fields = table.dictionary
-            if fields[2] not in ("PLAIN", "PLAIN_DICTIONARY") or \
+            if fields[2] not in DICT_PAGE_ENCODINGS or \
                     fields[1] * abs(self.width) != usize:
                 raise FileFormatError("dictionary page size does not match its values")
             self.dict_n, self.dict_body = fields[1], (body_pos, csize, usize)
@@ -206,8 +210,10 @@ class _FixedPlan:
             raise FileFormatError("dictionary-encoded pages without a dictionary page")
 
 
-def _fixed_plan(buf, num_values: int, verify: bool, col) -> _FixedPlan | None:
-    memo = _chunk_memo(buf)
+def fixed_plan(buf, num_values: int, verify: bool, col) -> _FixedPlan | None:
+    """The chunk's _FixedPlan, made once per cached chunk buffer; None when
+    the chunk needs the general path."""
+    memo = chunk_memo(buf)
     key = ("fixed-plan", verify)
     plan = memo.get(key) if memo is not None else None
     if plan is None:
@@ -222,7 +228,7 @@ def _fixed_plan(buf, num_values: int, verify: bool, col) -> _FixedPlan | None:
 
 def _decode_fixed(buf, chunk, num_rows, verify, rows, col, codec):
     """A fixed-width chunk (see _FixedPlan), or None for the general path."""
-    plan = _fixed_plan(buf, chunk.num_values, verify, col)
+    plan = fixed_plan(buf, chunk.num_values, verify, col)
     if plan is None or plan.table.num_values != num_rows:
         return None
     flat = (_widened(plan.flat, plan.base, plan.kdtype) if plan.flat is not None
@@ -305,18 +311,17 @@ def _string_dictionary(buf, table: PageTable, col, codec: str):
     dictionary page, or None when the fused kernel cannot take it.  The
     dictionary is remembered with the chunk (see KEPT_STRING_DICTIONARY_BYTES):
     it is shared read-only by every read of it."""
-    memo = _chunk_memo(buf)
+    memo = chunk_memo(buf)
     key = ("string-dictionary", codec)
     if memo is not None:
         kept = memo.get(key)
         if kept is not None:
             return kept
     header, body_pos, csize, usize, ordinal, fields = table.dictionary
-    page = _make_page(header, DICTIONARY_PAGE, buf[body_pos:body_pos + csize], usize, codec,
-                      ordinal, buf, body_pos, None, fields)
+    page = make_page(header, DICTIONARY_PAGE, buf[body_pos:body_pos + csize], usize, codec,
+                     ordinal, buf, body_pos, None, fields)
     dictionary, heap = decode_dictionary_page(page, None, col.physical_type, col.type_length,
                                               True)
-    from scan.views import compact_heap
     dictionary, heap = compact_heap(dictionary, heap)
     form = fused_form(dictionary)
     if form is None:
@@ -353,15 +358,15 @@ def _decode_range(buf, table: PageTable, p0: int, p1: int, codec: str, flat, kdt
     select = sel is not None
     n_keep = int(np.count_nonzero(sel)) if select else n_vals
     out = np.empty(n_keep + 1, kdtype)          # one slot of slack for the selecting kernels
-    nulls = np.empty(n_keep + 1, np.uint8) if levels else _NO_SEL
-    sel_u8 = sel.view(np.uint8) if select else _NO_SEL
+    nulls = np.empty(n_keep + 1, np.uint8) if levels else NO_SEL
+    sel_u8 = sel.view(np.uint8) if select else NO_SEL
     if codec == "SNAPPY":
         scratch = np.empty(largest + 8, np.uint8)
         pages = None
         if width:
             pages = table.kept
             if pages is False:
-                pages = table.kept = kept_pages(buf, _chunk_memo(buf), table, _DICT)
+                pages = table.kept = kept_pages(buf, chunk_memo(buf), table, _DICT)
         if pages is None:
             arena, slots, fill = scratch, _NO_PAGES, _NO_PAGES_U8
         else:
@@ -439,8 +444,7 @@ def range_table(state) -> PageTable | None:
     return table
 
 
-def decode_whole_pages(state, table: PageTable, p0: int, p1: int, sel, to_storage,
-                       want_codes: bool):
+def decode_whole_pages(state, table: PageTable, p0: int, p1: int, sel, want_codes: bool):
     """Data pages [p0, p1) of the state's chunk, every row (or those ``sel``
     keeps): (storage values, None, heap, codes or None), or None on a defect
     (the caller's page-by-page path then names it).  Pages wholly inside a
@@ -460,7 +464,7 @@ def decode_whole_pages(state, table: PageTable, p0: int, p1: int, sel, to_storag
     flat = heap = None
     if np.any((table.encs[p0:p1] & 1) == _DICT):
         try:
-            phys, _, values, heap = state.dictionary_values(to_storage)
+            phys, _, values, heap = state.dictionary_values()
         except (FileFormatError, UnsupportedFeatureError):
             return None
         if is_string:

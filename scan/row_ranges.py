@@ -30,23 +30,24 @@ from collections import OrderedDict
 import numpy as np
 
 from scan import thrift as T
-from scan.column import (_def_levels, _dictionary_values, _empty, _values_start,
-                         decode_dictionary_page, decode_other_encoding, fused_form,
-                         is_fixed_decimal, select_rows)
-from scan.encodings.dictionary import decode_dictionary_indices, gather
+from scan.column import select_rows
+from scan.column_data import to_storage
+from scan.encodings.dictionary import (decode_dictionary_indices, dictionary_values,
+                                       fused_form, gather)
 from scan.encodings.plain import decode_plain, decode_plain_decimal
 from scan.errors import FileFormatError
 from scan.io.buffer_manager import add_eviction_listener
-from scan.levels import nulls_from_def_levels, scatter_dense
+from scan.levels import nulls_from_def_levels, page_def_levels, scatter_dense, values_start
+from scan.page_values import (DICT_ENCODINGS, VIEW_TYPES, decode_dictionary_page,
+                              decode_page_values, empty_values, is_fixed_decimal)
 from scan.required_chunk import decode_whole_pages, range_table
 from scan.sparse_offsets import byte_array_offsets, run_directory
-from scan.pages import (DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, Arena, _chunk_memo,
-                         _make_page, check_crc)
+from scan.pages import (ARENA_LIMIT, DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, Arena,
+                        check_crc, chunk_memo, make_page)
 from scan.views import compact_heap, concat_views
 
 OFFSET_EVERY = 1024
 _FIXED_WIDTH = {"INT32": 4, "INT64": 8, "INT96": 12, "FLOAT": 4, "DOUBLE": 8}
-_DICT_ENCODINGS = ("PLAIN_DICTIONARY", "RLE_DICTIONARY")
 
 
 class _PageSlot:
@@ -83,10 +84,10 @@ class ChunkState:
         self.verify = verify_checksums
         self.lock = threading.Lock()
         self.loaded = threading.Condition(self.lock)   # a page finished decompressing
-        self.memo = _chunk_memo(buf)
+        self.memo = chunk_memo(buf)
         self.arena = None                 # strings: pages share one heap (no copy on concat)
         if col.physical_type == "BYTE_ARRAY" and chunk.codec != "UNCOMPRESSED":
-            self.arena = _SharedArena(min(max(chunk.total_uncompressed_size, 0), 1 << 31))
+            self.arena = _SharedArena(min(max(chunk.total_uncompressed_size, 0), ARENA_LIMIT))
         self.dictionary = None            # (physical values, heap, storage values, storage heap)
         self.dict_pos = None
         self.slots = self._directory(directory)
@@ -150,8 +151,8 @@ class ChunkState:
         body = self.buf[body_pos:body_pos + csize]
         if self.verify:
             check_crc(header, body, pos, self.memo, ordinal)
-        return _make_page(header, header.get("type"), body, usize, self.chunk.codec, ordinal,
-                          self.buf, body_pos, self.arena)
+        return make_page(header, header.get("type"), body, usize, self.chunk.codec, ordinal,
+                         self.buf, body_pos, self.arena)
 
     def page(self, i):
         """The decompressed data page i: decompressed by one thread, the
@@ -207,7 +208,7 @@ class ChunkState:
                 slot.page = None
                 slot.runs = slot.offsets = None
 
-    def dictionary_values(self, to_storage):
+    def dictionary_values(self):
         """(physical values, heap, storage values, storage heap), decoded and
         converted once per chunk."""
         d = self.dictionary
@@ -224,7 +225,7 @@ class ChunkState:
             col = self.col
             phys, heap = decode_dictionary_page(
                 page, None, col.physical_type, col.type_length,
-                col.physical_type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"))
+                col.physical_type in VIEW_TYPES)
             values, sheap = to_storage(phys, heap, col)
             if values.ndim == 2:                # string views: not the whole arena as heap
                 values, sheap = compact_heap(values, sheap)
@@ -378,8 +379,7 @@ chunk_cache = _ChunkStateCache()
 add_eviction_listener(forget_buffer)
 
 
-def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes=False,
-               rows=None):
+def read_range(state: ChunkState, start: int, count: int, want_codes=False, rows=None):
     """Rows [start, start+count) of the chunk: (values, nulls or None, heap,
     codes or None, dictionary storage or None), values in engine storage.
     ``rows``: a bool mask over the range; only those rows are returned,
@@ -408,7 +408,7 @@ def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes
             if sel is not None and not sel.any():
                 part = ()                   # no row of these pages is wanted
             else:
-                part = decode_whole_pages(state, table, i, k, sel, to_storage, want_codes)
+                part = decode_whole_pages(state, table, i, k, sel, want_codes)
             if part is not None:            # (None: a defect, the page path names it)
                 if part:
                     parts.append(part)
@@ -427,7 +427,7 @@ def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes
                 continue
         page = state.page(i)
         try:
-            part = _page_range(state, i, page, a, b, to_storage, want_codes, sel)
+            part = _page_range(state, i, page, a, b, want_codes, sel)
         except FileFormatError as e:
             raise FileFormatError(str(e), page=i) from None
         parts.append(part)
@@ -436,7 +436,7 @@ def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes
         state.consumed(i, b - a)
         i += 1
     if not parts:
-        return _empty_part(state, to_storage)
+        return _empty_part(state)
     if all_codes and not any_nulls:     # views gathered from the codes when first read
         codes = parts[0][3] if len(parts) == 1 else np.concatenate([p[3] for p in parts])
         return None, None, parts[0][2], codes, state.dictionary[2]
@@ -451,8 +451,8 @@ def read_range(state: ChunkState, start: int, count: int, to_storage, want_codes
     return values, nulls, heap, None, None
 
 
-def _empty_part(state, to_storage):
-    v, h = to_storage(_empty(state.col.physical_type), None, state.col)
+def _empty_part(state):
+    v, h = to_storage(empty_values(state.col.physical_type), None, state.col)
     if v.ndim == 2 and h is None:
         h = np.zeros(0, np.uint8)
     return v, None, h, None, None
@@ -470,7 +470,7 @@ def _concat_storage(parts):
     return np.concatenate([v for v, _ in parts]), None
 
 
-def _page_range(state, i, page, a, b, to_storage, want_codes, sel=None):
+def _page_range(state, i, page, a, b, want_codes, sel=None):
     """Rows [a, b) of data page i: (storage values, nulls, heap, codes); of
     those only the rows the bool mask ``sel`` keeps, when given (dictionary
     pages select inside the fused kernel)."""
@@ -480,13 +480,13 @@ def _page_range(state, i, page, a, b, to_storage, want_codes, sel=None):
     data = page.data
     nulls = None
     n_valid = n
-    levels = _def_levels(page, max_def)
+    levels = page_def_levels(page, max_def)
     if levels is not None:
         nulls = nulls_from_def_levels(levels, max_def)
         n_valid = n - int(np.count_nonzero(nulls))
         if n_valid == n:
             nulls = None
-    pos = _values_start(page, max_def)
+    pos = values_start(page, max_def)
     enc = page.encoding
     count = b - a
     codes = None
@@ -495,9 +495,9 @@ def _page_range(state, i, page, a, b, to_storage, want_codes, sel=None):
     else:
         a0, cnt = a, count
     if cnt == 0:
-        values, heap = to_storage(_empty(ptype), None, col)
-    elif enc in _DICT_ENCODINGS:
-        _, _, dvals, dheap = state.dictionary_values(to_storage)
+        values, heap = to_storage(empty_values(ptype), None, col)
+    elif enc in DICT_ENCODINGS:
+        _, _, dvals, dheap = state.dictionary_values()
         runs = state.run_directory(i, data, pos, n_valid) if a0 else False
         if runs is not False and len(runs[0]):
             starts, positions = runs
@@ -514,11 +514,11 @@ def _page_range(state, i, page, a, b, to_storage, want_codes, sel=None):
         fdict, form = state.fused(want_codes)
         if sel is not None and nulls is None and not want_codes and form is not None:
             ksel = sel if not skip else np.concatenate([np.zeros(skip, np.bool_), sel])
-            fused = _dictionary_values(src, spos, skip + cnt, fdict, None, ksel, form)
+            fused = dictionary_values(src, spos, skip + cnt, fdict, None, ksel, form)
             if fused is not None:              # selected in the kernel
                 sel, skip = None, 0
         else:
-            fused = (_dictionary_values(src, spos, skip + cnt, fdict, None, None, form)
+            fused = (dictionary_values(src, spos, skip + cnt, fdict, None, None, form)
                      if form is not None else None)
         if fused is None:                      # no fused form, or a defect: checked path
             idx = decode_dictionary_indices(src, spos, len(src), skip + cnt)[skip:]
@@ -557,13 +557,9 @@ def _page_range(state, i, page, a, b, to_storage, want_codes, sel=None):
         else:
             v, _ = decode_plain(data, pos + a0 * w, len(data), ptype, cnt, tlen)
             values, heap = to_storage(v, None, col)
-    else:
-        if enc == "PLAIN":
-            v, _ = decode_plain(data, pos, len(data), ptype, a0 + cnt, tlen)
-            h = None
-        else:       # RLE booleans need only the values up to the range's end
-            count = a0 + cnt if enc == "RLE" else n_valid
-            v, h = decode_other_encoding(enc, data, pos, ptype, tlen, count)
+    else:       # PLAIN booleans and RLE ones need only the values up to the range's end
+        need = a0 + cnt if enc in ("PLAIN", "RLE") else n_valid
+        v, h = decode_page_values(page, pos, need, ptype, tlen)
         values, heap = to_storage(v[a0:a0 + cnt], h, col)
     if nulls is not None:
         values = scatter_dense(values, nulls)[a:b]

@@ -17,6 +17,10 @@ from numba import njit
 # specialization per size, whatever the dtype)
 _AS = {1: np.uint8, 2: np.int16, 4: np.int32, 8: np.int64, 16: np.complex128}
 
+# the selection mask a selecting kernel is handed when it is told not to
+# select (numba wants an array of the mask's type all the same)
+NO_SEL = np.ones(1, np.uint8)
+
 
 @njit(nogil=True, cache=True)
 def _compress(data, mask, out):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from scan.encodings.varint import read_uleb128
 from scan.memops import copy_bytes, load1, load4, load8, store8
 
 
@@ -53,21 +54,8 @@ def snappy_decompress(src, start, end, out, out_start, out_len):
         return -1
     tags = _TAG
     masks = _MASK
-    ip = start
-    n = np.int64(0)
-    shift = 0
-    while True:
-        if ip >= end:
-            return -1
-        b = np.int64(load1(src, ip))
-        ip += 1
-        n |= (b & 0x7F) << shift
-        if b < 128:
-            break
-        shift += 7
-        if shift > 28:
-            return -1
-    if n != out_len:
+    n, ip = read_uleb128(src, start, end, 5)        # the uncompressed length
+    if ip < 0 or np.int64(n) != out_len:
         return -1
     op = out_start
     oend = out_start + out_len

@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from scan.encodings.varint import read_uleb128
+
 
 @njit(nogil=True, cache=True)
 def run_directory(buf, pos, end, count, starts, positions):
@@ -27,19 +29,10 @@ def run_directory(buf, pos, end, count, starts, positions):
         starts[r] = filled
         positions[r] = pos
         r += 1
-        header = np.int64(0)
-        shift = 0
-        while True:
-            if pos >= end:
-                return -1
-            b = np.int64(buf[pos])
-            pos += 1
-            header |= (b & 0x7F) << shift
-            if b < 128:
-                break
-            shift += 7
-            if shift >= 35:
-                return -1
+        u, pos = read_uleb128(buf, pos, end, 5)
+        if pos < 0:
+            return -1
+        header = np.int64(u)
         run = header >> 1
         if header & 1:
             filled += run * 8

@@ -17,11 +17,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from scan.encodings.varint import VARINT_TOO_LONG, VARINT_TRUNCATED, read_uleb128
 from scan.errors import FileFormatError
 from scan.views import views_from_offsets
 
-ERR_TRUNCATED = -1
-ERR_VARINT = -2
+ERR_TRUNCATED = VARINT_TRUNCATED
+ERR_VARINT = VARINT_TOO_LONG
 ERR_HEADER = -3
 ERR_BIT_WIDTH = -4
 ERR_TOO_FEW = -5
@@ -33,27 +34,6 @@ _MESSAGES = {
     ERR_BIT_WIDTH: "DELTA_BINARY_PACKED miniblock bit width exceeds 64",
     ERR_TOO_FEW: "DELTA_BINARY_PACKED holds fewer values than the page needs",
 }
-
-
-@njit(nogil=True, cache=True)
-def _uleb64(buf, pos, end, res):
-    """Read a ULEB128 uint64 into res[0]; returns the new pos or negative."""
-    v = np.uint64(0)
-    shift = 0
-    while True:
-        if pos >= end:
-            return ERR_TRUNCATED
-        b = np.uint64(buf[pos])
-        pos += 1
-        if shift < 64:
-            v |= (b & np.uint64(0x7F)) << np.uint64(shift)
-        if b < 128:
-            break
-        shift += 7
-        if shift >= 70:
-            return ERR_VARINT
-    res[0] = v
-    return pos
 
 
 @njit(nogil=True, cache=True)
@@ -85,23 +65,20 @@ def _delta_binary_kernel(buf, pos, end, count, out):
     the whole stream (all of its header's values) or a negative status."""
     if end > buf.shape[0]:
         end = buf.shape[0]
-    res = np.zeros(1, np.uint64)
-    pos = _uleb64(buf, pos, end, res)
+    block_size, pos = read_uleb128(buf, pos, end, 10)
+    if pos < 0:
+        return pos                      # ERR_TRUNCATED / ERR_VARINT
+    miniblocks, pos = read_uleb128(buf, pos, end, 10)
     if pos < 0:
         return pos
-    block_size = res[0]
-    pos = _uleb64(buf, pos, end, res)
+    u, pos = read_uleb128(buf, pos, end, 10)
     if pos < 0:
         return pos
-    miniblocks = res[0]
-    pos = _uleb64(buf, pos, end, res)
+    total = np.int64(u)
+    u, pos = read_uleb128(buf, pos, end, 10)
     if pos < 0:
         return pos
-    total = np.int64(res[0])
-    pos = _uleb64(buf, pos, end, res)
-    if pos < 0:
-        return pos
-    last = _unzigzag(res[0])
+    last = _unzigzag(u)
     if (block_size == 0 or block_size > np.uint64(1 << 31) or miniblocks == 0
             or block_size % np.uint64(128) != 0 or block_size % miniblocks != 0
             or (block_size // miniblocks) % np.uint64(32) != 0 or total < 0):
@@ -116,10 +93,10 @@ def _delta_binary_kernel(buf, pos, end, count, out):
         out[0] = np.int64(last)
     produced = 1
     while produced < total:
-        pos = _uleb64(buf, pos, end, res)
+        u, pos = read_uleb128(buf, pos, end, 10)
         if pos < 0:
             return pos
-        min_delta = _unzigzag(res[0])
+        min_delta = _unzigzag(u)
         if pos + m > end:
             return ERR_TRUNCATED
         widths = pos

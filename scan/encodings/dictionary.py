@@ -4,6 +4,12 @@ The dictionary page is PLAIN encoded (decode it with ``decode_plain``; for
 strings the views point into the dictionary page buffer).  Data pages hold
 one bit-width byte followed by RLE/bit-packed hybrid indices; values are
 gathered from the dictionary with a bounds check.
+
+Two ways to a data page's values: ``dictionary_values`` runs the fused
+kernel (indices decoded and gathered in one pass, the rows a selection
+keeps only), which every decode path tries first; it gives up (None) on any
+defect, and ``decode_dictionary_indices`` + ``gather``, the checked path,
+then name the error.
 """
 
 from __future__ import annotations
@@ -12,7 +18,9 @@ import numpy as np
 from numba import njit
 
 from scan.encodings.rle import decode_hybrid
+from scan.encodings.varint import read_uleb128
 from scan.errors import FileFormatError
+from scan.selection import NO_SEL
 
 
 def decode_dictionary_indices(buf: np.ndarray, pos: int, end: int,
@@ -98,3 +106,144 @@ def gather(dictionary_values: np.ndarray, indices: np.ndarray) -> np.ndarray:
             f"dictionary index {int(indices[bad])} out of range for a dictionary "
             f"of {size} values")
     return out
+
+
+@njit(nogil=True, cache=True)
+def dictionary_page_kernel(buf, pos, end, count, dictionary, out, sel, use_sel):
+    """Fused decode of one dictionary-encoded data page: the bit-width byte
+    at ``pos``, then RLE/bit-packed indices, each written as
+    ``out[j] = dictionary[index]`` (no int32 index array, no second pass;
+    bit-packed values are read with independent word loads).  With
+    ``use_sel`` only values k with sel[k] != 0 are kept (branch-free: every
+    value is written, the cursor advances by sel[k]; ``out`` needs one slot
+    of slack).  Every index is range-checked, kept or not.  Returns the
+    number of values kept, or -1 on any defect: the caller then reruns the
+    checked two-step decoder, which names the error."""
+    if end > buf.shape[0]:
+        end = buf.shape[0]
+    if pos >= end:
+        return -1
+    bit_width = np.int64(buf[pos])
+    pos += 1
+    if bit_width > 32:
+        return -1
+    size = dictionary.shape[0]
+    # the page's bytes as aligned little-endian words (+ zero padding), so a
+    # bit-packed value is two aligned loads and shifts, independent of others
+    start = pos
+    words = np.zeros((end - start) // 8 + 2, np.uint64)
+    wb = words.view(np.uint8)
+    wb[:end - start] = buf[start:end]
+    mask = np.uint64((np.int64(1) << bit_width) - 1)
+    value_bytes = (bit_width + 7) // 8
+    filled = 0
+    j = 0
+    while filled < count:
+        if pos >= end:
+            return -1
+        header, pos = read_uleb128(buf, pos, end, 5)
+        if pos < 0:
+            return -1
+        run = np.int64(header >> np.uint64(1))
+        if (header & np.uint64(1)) == 0:
+            if pos + value_bytes > end:
+                return -1
+            v = np.uint64(0)
+            for k in range(value_bytes):
+                v |= np.uint64(buf[pos + k]) << np.uint64(8 * k)
+            pos += value_bytes
+            n = min(run, count - filled)
+            if n > 0:
+                if v >= np.uint64(size):
+                    return -1
+                value = dictionary[np.int64(v)]
+                if use_sel:
+                    for k in range(n):
+                        out[j] = value
+                        j += np.int64(sel[filled + k])
+                else:
+                    for k in range(n):
+                        out[j + k] = value
+                    j += n
+            filled += n
+        else:
+            n = min(run * 8, count - filled)
+            if pos + (n * bit_width + 7) // 8 > end:
+                return -1
+            base = (pos - start) * 8
+            for k in range(n):
+                bit = base + k * bit_width
+                wi = bit >> 6
+                off = np.uint64(bit & 63)
+                w = (words[wi] >> off) | ((words[wi + 1] << np.uint64(1))
+                                         << (np.uint64(63) - off))
+                idx = w & mask
+                if idx >= np.uint64(size):
+                    return -1
+                out[j] = dictionary[np.int64(idx)]
+                j += np.int64(sel[filled + k]) if use_sel else 1
+            filled += n
+            pos += run * bit_width
+            if pos > end:
+                pos = end
+    return j
+
+
+def _is_views(d) -> bool:
+    return d.ndim == 2 and d.dtype == np.uint64 and d.shape[1] == 2
+
+
+def _fusable(d) -> bool:
+    return _is_views(d) or (d.ndim == 1 and d.dtype.kind in "iuf" and d.dtype.itemsize in (4, 8))
+
+
+def direct_buffer(dictionary, num_rows):
+    """A flat output for a whole chunk of fused dictionary pages (one slot
+    of slack for the selecting kernel), or None."""
+    if not _fusable(dictionary):
+        return None
+    return np.empty(num_rows + 1, np.complex128 if _is_views(dictionary) else dictionary.dtype)
+
+
+def direct_values(direct, dictionary):
+    """The values a direct_buffer (or a slice of it) holds, in the
+    dictionary's storage."""
+    return direct.view(np.uint64).reshape(-1, 2) if _is_views(dictionary) else direct
+
+
+def fused_form(dictionary):
+    """(flat dictionary, views?, integer view dtype) for the fused kernel, or
+    None when the dictionary's storage has no fused form.  1-D values are
+    gathered as same-size ints, (n, 2) string views as one complex128 per
+    row.  Computed once per dictionary, not per page."""
+    d = dictionary
+    if not _fusable(d):
+        return None
+    if _is_views(d):
+        return np.ascontiguousarray(d).view(np.complex128).reshape(-1), True, None
+    as_int = np.int32 if d.dtype.itemsize == 4 else np.int64
+    return np.ascontiguousarray(d).view(as_int), False, as_int
+
+
+def dictionary_values(data, pos, n_valid, dictionary, out=None, sel=None, form=None):
+    """Values of a dictionary-encoded page through the fused kernel, or None
+    when the dictionary's storage has no fused form or a defect needs the
+    checked path.  ``out``: a flat slice of a direct_buffer to write into
+    (the result is then a view of it); ``sel``: bool mask of the page's
+    values to keep; ``form``: fused_form(dictionary) when the caller has it."""
+    if form is None:
+        form = fused_form(dictionary)
+        if form is None:
+            return None
+    flat, views, as_int = form
+    if out is None:
+        keep = n_valid if sel is None else int(np.count_nonzero(sel))
+        out = np.empty(keep + 1, np.complex128 if views else dictionary.dtype)
+    target = out if views else out.view(as_int)
+    use_sel = sel is not None
+    kept = dictionary_page_kernel(data, pos, len(data), n_valid, flat, target,
+                                   sel.view(np.uint8) if use_sel else NO_SEL, use_sel)
+    if kept < 0:
+        return None
+    out = out[:kept]
+    return out.view(np.uint64).reshape(-1, 2) if views else out

@@ -16,11 +16,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from scan.encodings.varint import VARINT_TOO_LONG, VARINT_TRUNCATED, read_uleb128
 from scan.errors import FileFormatError
 
 # kernel status codes (negative = failure)
-ERR_TRUNCATED = -1      # the runs end before `count` values were produced
-ERR_VARINT = -2         # a run header is not a valid ULEB128 uint32
+ERR_TRUNCATED = VARINT_TRUNCATED    # the runs end before `count` values were produced
+ERR_VARINT = VARINT_TOO_LONG        # a run header is not a valid ULEB128 uint32
 ERR_RUN_VALUE = -3      # an RLE run value does not fit its bit width
 
 _MESSAGES = {
@@ -31,7 +32,7 @@ _MESSAGES = {
 
 
 @njit(nogil=True, cache=True)
-def _hybrid_kernel(buf, pos, end, bit_width, count, out):
+def hybrid_kernel(buf, pos, end, bit_width, count, out):
     """Decode ``count`` values from ``buf[pos:end]`` into ``out`` (int32).
 
     Returns the position after the last run used (clamped to ``end``), or a
@@ -45,20 +46,9 @@ def _hybrid_kernel(buf, pos, end, bit_width, count, out):
     while filled < count:
         if pos >= end:
             return ERR_TRUNCATED
-        # ULEB128 header, at most 5 bytes for a uint32
-        header = np.uint64(0)
-        shift = 0
-        while True:
-            if pos >= end:
-                return ERR_TRUNCATED
-            b = np.uint64(buf[pos])
-            pos += 1
-            header |= (b & np.uint64(0x7F)) << np.uint64(shift)
-            if b < 128:
-                break
-            shift += 7
-            if shift >= 35:
-                return ERR_VARINT
+        header, pos = read_uleb128(buf, pos, end, 5)     # at most 5 bytes: a uint32
+        if pos < 0:
+            return pos                                     # ERR_TRUNCATED / ERR_VARINT
         run = np.int64(header >> np.uint64(1))
         if (header & np.uint64(1)) == 0:
             # RLE run
@@ -140,7 +130,7 @@ def decode_hybrid(buf: np.ndarray, pos: int, end: int, bit_width: int,
         # a zero bit width may come with no runs at all: every value is 0
         out[:] = 0
         return out, pos
-    new_pos = _hybrid_kernel(buf, pos, end, bit_width, count, out)
+    new_pos = hybrid_kernel(buf, pos, end, bit_width, count, out)
     if new_pos < 0:
         raise FileFormatError(hybrid_error_message(new_pos))
     return out, int(new_pos)

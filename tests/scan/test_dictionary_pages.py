@@ -1,6 +1,7 @@
-"""The fused dictionary-page decoder (scan/column.py) against pyarrow:
-every bit width, several pages per chunk written in place, string views,
-nullable columns (checked path), and dictionary fallback to PLAIN."""
+"""The fused dictionary-page decoder (scan/encodings/dictionary.py, as
+scan/column.py uses it) against pyarrow: every bit width, several pages per
+chunk written in place, string views, nullable columns (checked path), and
+dictionary fallback to PLAIN."""
 
 import numpy as np
 import pyarrow as pa
@@ -8,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from scan import open_parquet
-from scan.column import _dictionary_page_kernel
+from scan.encodings.dictionary import dictionary_page_kernel
 
 
 def _roundtrip(tmp_path, table, **kw):
@@ -74,14 +75,14 @@ def test_kernel_rejects_bad_index_and_truncation():
     no = np.ones(1, np.uint8)
     # bit width 3, one bit-packed group of 8 values 0..7: 4..7 are out of range
     packed = np.array([3, 0b11, 0b10001000, 0b11000110, 0b11111010], np.uint8)
-    assert _dictionary_page_kernel(packed, 0, len(packed), 8, dictionary, out, no, False) == -1
+    assert dictionary_page_kernel(packed, 0, len(packed), 8, dictionary, out, no, False) == -1
     ok = np.array([2, 0b11, 0b11100100, 0, 0], np.uint8)    # values 0,1,2,3,0,0,0,0
-    assert _dictionary_page_kernel(ok, 0, len(ok), 8, dictionary, out, no, False) == 8
+    assert dictionary_page_kernel(ok, 0, len(ok), 8, dictionary, out, no, False) == 8
     assert out[:8].tolist() == [0, 1, 2, 3, 0, 0, 0, 0]
     sel = np.array([0, 1, 0, 1, 1, 0, 0, 0], np.uint8)
-    assert _dictionary_page_kernel(ok, 0, len(ok), 8, dictionary, out, sel, True) == 3
+    assert dictionary_page_kernel(ok, 0, len(ok), 8, dictionary, out, sel, True) == 3
     assert out[:3].tolist() == [1, 3, 0]
-    assert _dictionary_page_kernel(ok, 0, 3, 8, dictionary, out, no, False) == -1     # truncated
+    assert dictionary_page_kernel(ok, 0, 3, 8, dictionary, out, no, False) == -1     # truncated
     rle = np.array([2, 10 << 1, 3], np.uint8)                              # run of 3s
-    assert _dictionary_page_kernel(rle, 0, len(rle), 5, dictionary, out, no, False) == 5
+    assert dictionary_page_kernel(rle, 0, len(rle), 5, dictionary, out, no, False) == 5
     assert out[:5].tolist() == [3] * 5

@@ -15,7 +15,7 @@ import pytest
 
 from scan import open_parquet
 from scan.io.buffer_manager import BufferManager
-from scan.pages import _chunk_memo
+from scan.pages import chunk_memo
 from scan.kept_pages import kept_pages
 from scan.required_chunk import decode_required_chunk, page_table
 from scan.row_ranges import clear_chunk_states
@@ -46,7 +46,7 @@ def _write(tmp_path, table, **kw) -> str:
 def _kept(pf, c, rg=0):
     ch = pf.row_groups[rg].columns[c]
     buf = pf.buffer_manager.get(pf.source, ch.start, ch.length)
-    memo = _chunk_memo(buf)
+    memo = chunk_memo(buf)
     return buf, ch, memo.get("kept-plain-pages") if memo is not None else None
 
 
@@ -161,7 +161,7 @@ def test_not_kept_over_a_quarter_of_the_budget_or_outside_a_manager(tmp_path):
     as_source(path).read_into(ch.start, own)
     got = decode_required_chunk(own, pf2.columns[0], ch, n, True, None, False)
     assert got.values.tolist() == _want(table, "i64")
-    memo = _chunk_memo(own)
+    memo = chunk_memo(own)
     assert memo is None or memo.get("kept-plain-pages") is None
 
 
@@ -179,7 +179,7 @@ def test_a_page_claimed_by_another_read_is_not_read_from_its_slot(tmp_path):
     buf, ch, _ = _kept(pf, c)
     col = pf.columns[c]
     pages = page_table(buf, ch.num_values, True, col.max_def_level)
-    kept = kept_pages(buf, _chunk_memo(buf), pages, 1)
+    kept = kept_pages(buf, chunk_memo(buf), pages, 1)
     busy = len(kept.offsets) // 2
     slots, fill = kept.claim(0, busy)                 # "another read" mid-fill
     assert fill.all() and (slots >= 0).all()
@@ -199,8 +199,8 @@ def test_a_page_claimed_by_another_read_is_not_read_from_its_slot(tmp_path):
 
 def test_page_ranges_are_remembered_within_a_bound(tmp_path):
     """PageTable.pages gives each range's slices and totals, and remembers
-    at most _RANGES_KEPT ranges however many are asked for."""
-    from scan.required_chunk import _RANGES_KEPT
+    at most RANGES_KEPT ranges however many are asked for."""
+    from scan.required_chunk import RANGES_KEPT
     path = _write(tmp_path, _table(30_000, False, seed=7), data_page_size=2 << 10)
     pf = open_parquet(path, BufferManager(256 << 20))
     buf, ch, _ = _kept(pf, 0)
@@ -213,4 +213,4 @@ def test_page_ranges_are_remembered_within_a_bound(tmp_path):
             assert np.array_equal(got[0], pages.starts[p0:p1])
             assert got[6] == int(pages.nvals[p0:p1].sum())
             assert got[8] == int(pages.usizes[p0:p1].max())
-            assert len(pages._ranges) <= _RANGES_KEPT
+            assert len(pages._ranges) <= RANGES_KEPT

@@ -367,7 +367,7 @@ def test_kept_dictionaries_are_charged_to_their_chunk(tmp_path, codec):
     stays in the buffer manager, counted against its budget, and goes when
     the chunk is evicted; a buffer no manager holds keeps none."""
     from scan.io.buffer_manager import BufferManager
-    from scan.required_chunk import _fixed_plan
+    from scan.required_chunk import fixed_plan
     path = str(tmp_path / "t.parquet")
     table = _required_table(20_000, 3000, seed=5)
     pq.write_table(table, path, compression=codec, row_group_size=20_000)
@@ -378,11 +378,11 @@ def test_kept_dictionaries_are_charged_to_their_chunk(tmp_path, codec):
         buf, col, ch = _chunk(pf, 0, c)
         before = bm.bytes_cached
         first = decode_required_chunk(buf, col, ch, 20_000, True, None, False)
-        plan = _fixed_plan(buf, ch.num_values, True, col)
+        plan = fixed_plan(buf, ch.num_values, True, col)
         assert plan.flat is not None and plan.flat.nbytes > 0, name
         assert bm.bytes_cached == before + plan.flat.nbytes       # charged once
         again = decode_required_chunk(buf, col, ch, 20_000, True, None, False)
-        assert _fixed_plan(buf, ch.num_values, True, col).flat is plan.flat
+        assert fixed_plan(buf, ch.num_values, True, col).flat is plan.flat
         assert bm.bytes_cached == before + plan.flat.nbytes
         want = table.column(name).to_numpy()
         if name == "d":
@@ -397,7 +397,7 @@ def test_kept_dictionaries_are_charged_to_their_chunk(tmp_path, codec):
     from scan.io.source import as_source
     as_source(path).read_into(ch.start, own)
     decode_required_chunk(own, pf.columns[c], ch, 20_000, True, None, False)
-    assert _fixed_plan(own, ch.num_values, True, pf.columns[c]).flat is None
+    assert fixed_plan(own, ch.num_values, True, pf.columns[c]).flat is None
 
 
 def test_charge_counts_until_the_page_leaves():

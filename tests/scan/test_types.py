@@ -13,7 +13,7 @@ import pytest
 
 from scan import open_parquet
 from scan import thrift as T
-from scan.metadata import _column_info
+from scan.metadata import column_info
 from tests.scan.oracle import compare_file
 
 DATA = "/work/shared/parquet-testing/data"
@@ -56,7 +56,7 @@ def test_time_nanos_become_micros(tmp_path):
 
 
 def _leaf(**el):
-    return _column_info(dict(name="x", **el), 0, ("x",), 1, 0, False, "mem")
+    return column_info(dict(name="x", **el), 0, ("x",), 1, 0, False, "mem")
 
 
 def test_interval_is_twelve_raw_bytes():
