@@ -7,7 +7,7 @@ Each thread repeats: pure Python for ``py`` microseconds (holding the GIL),
 then a nogil kernel for ``kernel`` microseconds.  With perfect hand-overs
 one thread's Python would overlap the other's kernel and every pair up to
 50/50 would run 2x faster on two cores; what it really gets shows the cost
-of handing the GIL over (docs/architecture.md, "What bounds the 2-thread
+of handing the GIL over (docs/performance-notes.md, "What bounds the 2-thread
 speedup").
 """
 

@@ -1,4 +1,4 @@
-"""The one Config object (DESIGN.md "Configuration").
+"""The one Config object (docs/design.md "Configuration").
 
 Settable by ``engine.connect(**options)``, ``SET name = value`` in SQL and
 ``PQDB_<NAME>`` environment variables (connect() arguments win over the

@@ -1,4 +1,4 @@
-"""pqdb's exception hierarchy (DESIGN.md "Errors").
+"""pqdb's exception hierarchy (docs/design.md "Errors").
 
     PqdbError
       PqdbIOError               reading bytes failed (url, byte range)

@@ -147,7 +147,7 @@ class Pipeline:
 # the whole per-block Python of the operators and the sink for a few
 # thousand rows.  A worker gathers those below BATCH_ROWS rows from its
 # morsels until they reach it (for sinks that take_batches): the operators
-# then run once per batch.  Q14 at 1 / 2 threads: see docs/architecture.md.
+# then run once per batch.  Q14 at 1 / 2 threads: see docs/performance-notes.md.
 BATCH_ROWS = 16384
 
 

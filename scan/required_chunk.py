@@ -6,7 +6,7 @@ pages, or strings in dictionary pages) in one kernel call per column chunk.
 The general path (scan/column.decode_chunk) walks the pages in Python and
 calls a kernel per page.  At several pages per chunk that Python, and the
 GIL hand-off at every kernel call, was most of what kept a second thread
-waiting (docs/architecture.md, "Scan").  Here:
+waiting (docs/performance-notes.md, "Decoder").  Here:
 
 * the chunk's page table (header fields, validated, CRCs checked) is built
   once per cached chunk buffer and kept in scan/pages' chunk memo;

@@ -1,4 +1,5 @@
-"""Row-range reads below the row group (DESIGN.md step 5, the paper's Fig. 5).
+"""Row-range reads below the row group (docs/design.md, "How a query flows"
+step 5; the paper's Fig. 5).
 
 A morsel asks for rows [start, start+count) of one flat column chunk.  Only
 the pages covering the range are decoded.  Per chunk, a ``ChunkState``

@@ -1,5 +1,5 @@
 """The block storage contract: the numpy form a column of each SQL type
-takes in engine blocks (DESIGN.md "Block").  scan produces it (the values of
+takes in engine blocks (docs/design.md "Block").  scan produces it (the values of
 ``ColumnData``, converted by scan/column_data.to_storage), the engine
 computes in it, and planner/types.py gives every ``DataType`` its dtype from
 here (``DataType.numpy_dtype``).  It lives in scan/, the lowest room, so

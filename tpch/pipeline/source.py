@@ -1,5 +1,5 @@
 """The rows every writer starts from: tpchgen-cli Parquet, generated once
-per scale factor and reused (DESIGN: rows come from tpchgen-cli)."""
+per scale factor and reused, so every layout holds the same rows."""
 
 from __future__ import annotations
 
