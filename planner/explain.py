@@ -1,5 +1,6 @@
 """EXPLAIN text: the plan tree with column names, readable expressions and
-estimated row counts."""
+estimated row counts, each with the statistic it came from
+(planner/cardinality.py): ``(~340,000 rows, sample)``."""
 
 from __future__ import annotations
 
@@ -96,7 +97,7 @@ def explain(node: Node) -> str:
 
 
 def _explain(node: Node, depth: int, lines: list[str]) -> None:
-    from planner.cardinality import estimate
+    from planner.cardinality import estimate_with_source
     pad = "  " * depth
     child_names = [f.name for f in node.children[0].schema] if node.children else []
     if isinstance(node, Scan):
@@ -142,6 +143,7 @@ def _explain(node: Node, depth: int, lines: list[str]) -> None:
                                      for f, n in zip(node.functions, node.names))
     else:
         text = type(node).__name__
-    lines.append(f"{pad}{text}  (~{int(estimate(node))} rows)")
+    est = estimate_with_source(node)
+    lines.append(f"{pad}{text}  (~{int(est.value):,} rows, {est.source})")
     for c in node.children:
         _explain(c, depth + 1, lines)

@@ -115,19 +115,20 @@ def _order_region(root: Node) -> Node:
 
 
 def _connecting_selectivity(a: _Component, b: _Component, pending) -> float | None:
-    """Selectivity of the equalities between a and b (the most selective
-    one: composite keys are correlated), None when none exist."""
-    sel = None
+    """Selectivity of the equalities between a and b (as
+    planner.cardinality estimates their join), None when none exist."""
+    lkeys, rkeys = [], []
     for c, ls in pending:
         if not ls <= (a.leaves | b.leaves) or ls <= a.leaves or ls <= b.leaves:
             continue
         local = _local(c, a, b)
         pair = key_pair(local, len(a.node.schema), len(b.node.schema))
-        if pair is None:
-            continue
-        s = cardinality.equi_selectivity(a.node, pair[0], b.node, pair[1])
-        sel = s if sel is None else min(sel, s)     # see planner/cardinality.py
-    return sel
+        if pair is not None:
+            lkeys.append(pair[0])
+            rkeys.append(pair[1])
+    if not lkeys:
+        return None
+    return cardinality.join_selectivity(a.node, b.node, lkeys, rkeys).value
 
 
 def _local(c: Expr, left: _Component, right: _Component) -> Expr:
