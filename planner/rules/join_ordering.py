@@ -2,11 +2,12 @@
 
 A region is a maximal tree of inner/cross Joins (and Filters between them);
 its leaves are the other nodes.  The join graph's edges are the equality
-conjuncts between leaves.  Greedy operator ordering (GOO): repeatedly join
-the two connected components whose join has the smallest estimated result,
-with the smaller input on Join.right (the hash build side); components that
-no equality connects are joined last, smallest first.  A Project on top
-restores the region's original column order.
+conjuncts between two leaves; every other conjunct is a residual of the
+first join that covers its leaves.  planner/joinorder.py picks the tree:
+the cheapest bushy tree by C_out (DPccp, greedy past 12 leaves or 10,000
+pairs), with the smaller input on Join.right (the hash build side);
+components that no equality connects are joined last, smallest first.  A
+Project on top restores the region's original column order.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from planner import cardinality
 from planner.expressions import (Call, ColumnRef, Expr, column_indexes, conjunction,
                                  remap_columns, split_conjuncts)
+from planner.joinorder import Tree, best_tree, bits
 from planner.logical import Filter, Join, Node, Project
 from planner.rules.join_extraction import key_pair
 from planner.types import BOOLEAN
@@ -79,27 +81,8 @@ def _order_region(root: Node) -> Node:
     top: list[Expr] = [c for c, ls in pending if not ls]
     pending = [(c, ls) for c, ls in pending if ls]
 
-    while len(comps) > 1:
-        best = None
-        for i in range(len(comps)):
-            for j in range(i + 1, len(comps)):
-                a, b = comps[i], comps[j]
-                sel = _connecting_selectivity(a, b, pending)
-                if sel is None:
-                    continue
-                est = a.card * b.card * sel
-                if best is None or est < best[0]:
-                    best = (est, i, j)
-        if best is None:      # no edge: cross product of the two smallest
-            order = sorted(range(len(comps)), key=lambda k: comps[k].card)
-            best = (None, order[0], order[1])
-        _, i, j = best
-        a, b = comps[i], comps[j]
-        left, right = (a, b) if a.card >= b.card else (b, a)
-        joined, pending = _join(left, right, pending)
-        comps = [c for k, c in enumerate(comps) if k not in (i, j)] + [joined]
-
-    final = comps[0]
+    tree = best_tree(len(comps), *_graph(comps, pending))
+    final, pending = _build(tree, comps, pending)
     node = final.node
     rest = [c for c, _ in pending] + top
     if rest:
@@ -114,21 +97,54 @@ def _order_region(root: Node) -> Node:
     return Project(node, exprs, [f.name for f in schema])
 
 
-def _connecting_selectivity(a: _Component, b: _Component, pending) -> float | None:
-    """Selectivity of the equalities between a and b (as
-    planner.cardinality estimates their join), None when none exist."""
-    lkeys, rkeys = [], []
+def _graph(comps: list[_Component], pending):
+    """The join graph of a region's leaves: the edges (leaf pairs that an
+    equality connects) and the estimated size of the join of any set of
+    leaves (a mask): the leaves' rows times the selectivity of the
+    equalities between each pair of leaves (planner.cardinality.
+    join_selectivity, the same numbers its estimate of a Join uses) and
+    RESIDUAL_SELECTIVITY for every other conjunct the set covers."""
+    pairs: dict[tuple[int, int], tuple[list, list]] = {}
+    others: list[int] = []
     for c, ls in pending:
-        if not ls <= (a.leaves | b.leaves) or ls <= a.leaves or ls <= b.leaves:
-            continue
-        local = _local(c, a, b)
-        pair = key_pair(local, len(a.node.schema), len(b.node.schema))
-        if pair is not None:
-            lkeys.append(pair[0])
-            rkeys.append(pair[1])
-    if not lkeys:
-        return None
-    return cardinality.join_selectivity(a.node, b.node, lkeys, rkeys).value
+        if len(ls) == 2:
+            i, j = sorted(ls)
+            pair = key_pair(_local(c, comps[i], comps[j]), len(comps[i].node.schema),
+                            len(comps[j].node.schema))
+            if pair is not None:
+                keys = pairs.setdefault((i, j), ([], []))
+                keys[0].append(pair[0])
+                keys[1].append(pair[1])
+                continue
+        others.append(sum(1 << k for k in ls))
+    factors = [(1 << i | 1 << j, cardinality.join_selectivity(
+        comps[i].node, comps[j].node, lk, rk).value) for (i, j), (lk, rk) in pairs.items()]
+    factors += [(mask, cardinality.RESIDUAL_SELECTIVITY) for mask in others]
+    rows = [c.card for c in comps]
+    # (rows below 1 are kept inside the region, as planner.cardinality does)
+
+    def card(mask: int) -> float:
+        if not mask & (mask - 1):               # a leaf: its own estimate
+            return rows[mask.bit_length() - 1]
+        out = 1.0
+        for i in bits(mask):
+            out *= rows[i]
+        for m, sel in factors:
+            if m & mask == m:
+                out *= sel
+        return max(out, 1.0)
+
+    return list(pairs), card
+
+
+def _build(tree: Tree, comps: list[_Component], pending):
+    """The region's join tree as Join nodes, each taking the conjuncts it
+    covers; tree.right is the build side."""
+    if tree.left is None:
+        return comps[tree.relation], pending
+    left, pending = _build(tree.left, comps, pending)
+    right, pending = _build(tree.right, comps, pending)
+    return _join(left, right, pending)
 
 
 def _local(c: Expr, left: _Component, right: _Component) -> Expr:
