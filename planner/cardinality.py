@@ -364,6 +364,14 @@ def _semi_rows(node: Join, left: Estimate) -> Estimate:
     return _rows(left.value * share, frac.source)
 
 
+def builds_on_left(node: Join) -> bool:
+    """Semi and anti joins can build their hash table on either input (the
+    engine's right_semi/right_anti probe with the subquery side and mark the
+    outer rows); the smaller estimated input is built.  Other kinds build on
+    the right (mark joins have no build-left form)."""
+    return node.kind in ("semi", "anti") and estimate(node.right) > estimate(node.left)
+
+
 # ---- GROUP BY ------------------------------------------------------------------------
 
 def group_count(node: Aggregate) -> Estimate:

@@ -201,3 +201,20 @@ def test_join_estimates_do_not_depend_on_the_order(tables):
     # In either order the result is 1000 * 2 * 20 / 100 / 200 = 2 (not 10,
     # which rounding dim JOIN pair's 0.2 rows up to 1 would give).
     assert estimate_with_source(top).value == pytest.approx(2.0)
+
+
+def test_semi_joins_build_on_the_smaller_estimated_input(tables):
+    """right_semi/right_anti: the engine builds on the outer rows when the
+    subquery side is estimated bigger; EXPLAIN says build=left."""
+    from planner.cardinality import builds_on_left
+    from planner.explain import explain
+    sql = (f"SELECT d_cat FROM '{tables}/dim.parquet' WHERE d_id IN "
+           f"(SELECT f_dim FROM '{tables}/fact.parquet' WHERE f_val < 300)")
+    for fact_rows, left in ((300, True), (5, False)):
+        cat = StatsCatalog({"fact": DictStats(1000, filtered=fact_rows,
+                                              distinct={(1, True): min(fact_rows, 30)}),
+                            "dim": DictStats(100, distinct={0: 100}, unique=[(0,)])})
+        plan = plan_query(sql, cat)
+        semi = _first(plan, Join)
+        assert builds_on_left(semi) is left
+        assert ("build=left" in explain(plan)) is left
