@@ -328,6 +328,14 @@ def _group_selectivity(left: Node, right: Node, pairs: list) -> Estimate:
     return best
 
 
+def key_ndv(node: Node, key: Expr) -> Estimate:
+    """The distinct count that an equi-join on ``key`` (over node's output)
+    divides by: for a key column the rows of its table, else its distinct
+    values (see join_selectivity)."""
+    origin = _origin(node, key.index) if isinstance(key, ColumnRef) else None
+    return _pair_ndv(node, key, origin)
+
+
 def _pair_ndv(node: Node, key: Expr, origin: _Origin | None) -> Estimate:
     """A join key's distinct count as the join divides by it: a key column
     counts all rows of its table (uncapped: the key/foreign-key rule)."""
