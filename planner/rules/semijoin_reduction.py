@@ -33,7 +33,7 @@ IN-with-NULL (mark_in) joins, where unmatched rows of that side matter.
 
 from __future__ import annotations
 
-from planner.cardinality import estimate
+from planner.cardinality import estimate, table_rows
 from planner.expressions import ColumnRef, Expr
 from planner.logical import (Aggregate, Filter, Join, Limit, Node, Project, Scan, Sort,
                              Window)
@@ -113,7 +113,7 @@ def _best_source(node: Node, expr: Expr, group: Expr, input_rows: float):
         if scan is None:
             continue
         rows = estimate(top)
-        if rows > MAX_SOURCE_SELECTIVITY * max(scan.row_count, 1) or \
+        if rows > MAX_SOURCE_SELECTIVITY * max(table_rows(scan).value, 1) or \
                 rows > MAX_SOURCE_SHARE * input_rows:
             continue
         if best is None or rows < best[0]:
