@@ -149,6 +149,12 @@ class Catalog:
             rows += int(pf.num_rows)
         return TableInfo(files=files, columns=columns or [], row_count=rows)
 
+    def table_statistics(self, files: list[str]):
+        """planner.statistics.TableStatistics of the table made of ``files``;
+        None until stats/ collects them (the planner then uses footer row
+        counts and default selectivities)."""
+        return None
+
 
 def buffer_budget(config: Config) -> int:
     """Bytes the buffer manager may keep: buffer_memory, at most half of

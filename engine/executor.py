@@ -19,7 +19,7 @@ from engine.pipeline import BlockSource, Pipeline, Sink
 from engine.scheduler import run_pipeline, run_pipelines
 from planner import logical as L
 from planner.binder_nested import Unnest, reject_nested_keys
-from planner.cardinality import estimate
+from planner.cardinality import builds_on_left
 from planner.expressions import remap_columns
 
 
@@ -231,7 +231,7 @@ class _Executor:
     def _builds_on_left(node: L.Join) -> bool:
         """A semi/anti join whose subquery side is estimated bigger: its
         table is built on the outer rows (_semi_on_left)."""
-        return node.kind in ("semi", "anti") and estimate(node.right) > estimate(node.left)
+        return builds_on_left(node)
 
     def pipeline(self, node: L.Node) -> Pipeline:
         source, ops = self._streaming(node)

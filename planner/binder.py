@@ -14,7 +14,7 @@ from sqlglot import exp
 from planner import functions as F
 from planner.binder_expressions import ExpressionBinder
 from planner.binder_scope import BindContext, Scope, ScopeColumn
-from planner.catalog import TableInfo
+from planner.catalog import TableInfo, table_statistics
 from planner.errors import BinderError, UnsupportedFeatureError
 from planner.expressions import conjunction
 from planner.logical import Field, Join, Node, OneRow, Project, Scan
@@ -240,7 +240,8 @@ class QueryBinder:
     def _scan(self, specs: list[str], alias: str, col_aliases, where) -> Relation:
         info = self._table_info(specs, where)
         fields = [Field(n, t, alias) for n, t in info.columns]
-        node = Scan(list(info.files), fields, list(range(len(fields))), [], info.row_count, alias)
+        node = Scan(list(info.files), fields, list(range(len(fields))), [], info.row_count, alias,
+                    table_statistics(self.ctx.catalog, info.files))
         return self._named(node, alias, col_aliases, where, scan=True)
 
     def _table_info(self, specs: list[str], where) -> TableInfo:

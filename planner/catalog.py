@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from planner.statistics import TableStatistics
 from planner.types import DataType
 
 
@@ -29,3 +30,16 @@ class Catalog(Protocol):
         joined by the binder -- into files and their schema.  Several files
         form one table; their schemas must agree (BinderError otherwise).
         Raises PqdbIOError when nothing matches."""
+
+    def table_statistics(self, files: list[str]) -> TableStatistics | None:
+        """Statistics of the table made of ``files`` (as resolved by
+        table_info), or None when nothing is known; the planner then
+        estimates from footer row counts and defaults."""
+        return None
+
+
+def table_statistics(catalog, files: list[str]) -> TableStatistics | None:
+    """``catalog.table_statistics(files)``; None for a catalog without the
+    method (the protocol's default: catalogs need not inherit from it)."""
+    method = getattr(catalog, "table_statistics", None)
+    return None if method is None else method(list(files))

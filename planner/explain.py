@@ -1,5 +1,8 @@
 """EXPLAIN text: the plan tree with column names, readable expressions and
-estimated row counts."""
+estimated row counts, each with the statistic it came from
+(planner/cardinality.py): ``(~340,000 rows, sample)``.  A semi or anti
+join that builds its hash table on the outer rows (the smaller estimated
+input, engine right_semi/right_anti) says ``build=left``."""
 
 from __future__ import annotations
 
@@ -96,7 +99,7 @@ def explain(node: Node) -> str:
 
 
 def _explain(node: Node, depth: int, lines: list[str]) -> None:
-    from planner.cardinality import estimate
+    from planner.cardinality import builds_on_left, estimate_with_source
     pad = "  " * depth
     child_names = [f.name for f in node.children[0].schema] if node.children else []
     if isinstance(node, Scan):
@@ -123,6 +126,8 @@ def _explain(node: Node, depth: int, lines: list[str]) -> None:
         text = f"Join {node.kind} {keys}"
         if node.residual is not None:
             text += " residual: " + render(node.residual, lnames + rnames)
+        if builds_on_left(node):
+            text += " build=left"
     elif isinstance(node, DependentJoin):         # bound plans only (before decorrelation)
         text = f"DependentJoin {node.kind} corr={node.corr_id}"
         if node.probe is not None:
@@ -142,6 +147,7 @@ def _explain(node: Node, depth: int, lines: list[str]) -> None:
                                      for f, n in zip(node.functions, node.names))
     else:
         text = type(node).__name__
-    lines.append(f"{pad}{text}  (~{int(estimate(node))} rows)")
+    est = estimate_with_source(node)
+    lines.append(f"{pad}{text}  (~{int(est.value):,} rows, {est.source})")
     for c in node.children:
         _explain(c, depth + 1, lines)

@@ -3,7 +3,8 @@
 Two subtrees with equal fingerprints compute the same rows: the fingerprint
 covers every field of every node and expression (types, literals with their
 Python type, files, filters, names), not the shortened ``repr`` that
-EXPLAIN prints.  Anything that is neither a dataclass, a container nor a
+EXPLAIN prints.  Fields declared ``compare=False`` (Scan.statistics: what
+the planner knew, not what the plan computes) are left out.  Anything that is neither a dataclass, a container nor a
 plain value fingerprints by identity, so it never makes two different
 subtrees look equal.  The executor uses this to compute a subplan that a
 query repeats (a CTE referenced twice, TPC-H Q15) once.
@@ -39,7 +40,7 @@ def _fp(x, memo: dict):
                                        key=lambda kv: kv[0]))
     elif dataclasses.is_dataclass(x) and not isinstance(x, type):
         out = (type(x).__qualname__,) + tuple(_fp(getattr(x, f.name), memo)
-                                              for f in dataclasses.fields(x))
+                                              for f in dataclasses.fields(x) if f.compare)
     else:
         try:
             hash(x)

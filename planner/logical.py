@@ -10,8 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from typing import TYPE_CHECKING
+
 from planner.expressions import AggregateCall, Expr
 from planner.types import BOOLEAN, DataType
+
+if TYPE_CHECKING:
+    from planner.statistics import TableStatistics
 
 
 @dataclass
@@ -46,6 +51,9 @@ class Scan(Node):
     filters: conjuncts over ``schema`` pushed into the scan; the scan must
         apply all of them (it may also use them to skip row groups).
     row_count: total rows in the files (from the footers).
+    statistics: the table's statistics (planner.statistics.TableStatistics)
+        from the catalog, or None; read by planner/cardinality.py only.  Not
+        part of the plan's meaning: fingerprints skip it (compare=False).
     """
     files: list[str]
     table_columns: list[Field]
@@ -53,6 +61,7 @@ class Scan(Node):
     filters: list[Expr] = field(default_factory=list)
     row_count: int = 0
     alias: str | None = None
+    statistics: "TableStatistics | None" = field(default=None, compare=False, repr=False)
 
     @property
     def schema(self) -> list[Field]:

@@ -33,7 +33,7 @@ IN-with-NULL (mark_in) joins, where unmatched rows of that side matter.
 
 from __future__ import annotations
 
-from planner.cardinality import estimate
+from planner.cardinality import estimate, table_rows
 from planner.expressions import ColumnRef, Expr
 from planner.logical import (Aggregate, Filter, Join, Limit, Node, Project, Scan, Sort,
                              Window)
@@ -107,7 +107,7 @@ def _best_source(node: Node, expr: Expr, group: Expr, input_rows: float):
         if scan is None:
             continue
         rows = estimate(top)
-        if rows > MAX_SOURCE_SELECTIVITY * max(scan.row_count, 1) or \
+        if rows > MAX_SOURCE_SELECTIVITY * max(table_rows(scan).value, 1) or \
                 rows > MAX_SOURCE_SHARE * input_rows:
             continue
         if best is None or rows < best[0]:
@@ -170,5 +170,5 @@ def _copy_chain(node: Node) -> Node:
     stays a tree)."""
     if isinstance(node, Scan):
         return Scan(node.files, node.table_columns, list(node.columns), list(node.filters),
-                    node.row_count, node.alias)
+                    node.row_count, node.alias, node.statistics)
     return node.replace_children([_copy_chain(node.child)])
