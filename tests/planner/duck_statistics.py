@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 from planner.explain import render
 from planner.statistics import Estimate
 
-from .conftest import FakeCatalog
+from .helpers import FakeCatalog
 
 
 class DuckStatistics:

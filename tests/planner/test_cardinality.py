@@ -12,7 +12,7 @@ from planner.logical import Aggregate, Join, Scan
 from planner.optimizer import bind_only
 from planner.statistics import Estimate
 
-from .conftest import FakeCatalog
+from .helpers import FakeCatalog
 
 
 class DictStats:

@@ -57,7 +57,7 @@ from planner.explain import explain
 from planner.fingerprint import fingerprint
 from planner.optimizer import RULES, bind_only, optimize
 
-from .conftest import FakeCatalog
+from .helpers import FakeCatalog
 
 FIXTURES = Path(__file__).parent / "fixtures"
 UPDATE = os.environ.get("PQDB_UPDATE_FIXTURES") == "1"

@@ -13,7 +13,7 @@ from planner.logical import Scan
 from planner.optimizer import bind_only
 from planner.statistics import Estimate, TableStatistics
 
-from .conftest import FakeCatalog
+from .helpers import FakeCatalog
 
 
 class Stats:

@@ -72,8 +72,8 @@ def q_error(est: float, actual: float) -> float:
 
 
 @pytest.fixture(scope="module")
-def catalog(tpch_dir):
-    return TpchStatsCatalog(tpch_dir)
+def catalog(tpch_sf001):
+    return TpchStatsCatalog(tpch_sf001)
 
 
 @pytest.fixture(scope="module")

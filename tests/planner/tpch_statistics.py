@@ -25,7 +25,9 @@ from planner.explain import render
 from planner.statistics import Estimate
 
 from . import tpch_sf1_stats as DATA
-from .conftest import TPCH_TABLES, FakeCatalog
+from tests.connections import tpch_tables
+
+from .helpers import FakeCatalog
 
 MISSES: set[tuple] = set()
 
@@ -73,7 +75,8 @@ class TpchStatsCatalog(FakeCatalog):
     have the SF1 statistics (whatever the files' own size)."""
 
     def __init__(self, tpch_dir: str, data=DATA):
-        super().__init__({t: f"SELECT * FROM '{tpch_dir}/{t}.parquet'" for t in TPCH_TABLES})
+        super().__init__({t: f"SELECT * FROM '{path}'"
+                          for t, path in tpch_tables(tpch_dir).items()})
         self.data = data
 
     def table_statistics(self, files):
