@@ -11,21 +11,13 @@ from engine.catalog import Catalog
 from engine.config import Config
 from engine.convert import (block_to_numpy, block_to_rows, strings_to_vector,
                             unique_names, vector_to_numpy, vector_to_pylist, views_to_buffer)
-from engine.errors import PqdbError, PqdbIOError, UnsupportedFeatureError
+from engine.errors import InterfaceError, PqdbIOError, UnsupportedFeatureError
 from planner import parse_statements, plan_query
 from planner import statements as st
 from planner.explain import explain
 from planner.types import VARCHAR, DataType
 
 _FETCH_CHUNK = 2048
-
-
-class InterfaceError(PqdbError):
-    """Misuse of the API: a closed connection or cursor, fetch without a result."""
-
-
-class Warning(Exception):        # noqa: A001 - PEP 249 name
-    """PEP 249 Warning (pqdb raises none)."""
 
 
 # ======================================================================= Result
