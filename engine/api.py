@@ -13,11 +13,20 @@ from engine.convert import (block_to_numpy, block_to_rows, strings_to_vector,
                             unique_names, vector_to_numpy, vector_to_pylist, views_to_buffer)
 from engine.errors import InterfaceError, PqdbIOError, UnsupportedFeatureError
 from planner import parse_statements, plan_query
+from planner.binder_params import check_parameter_container
+from planner.errors import BinderError
 from planner import statements as st
 from planner.explain import explain
 from planner.types import VARCHAR, DataType
 
 _FETCH_CHUNK = 2048
+
+
+def _has_parameters(stmt) -> bool:
+    from sqlglot import exp
+    ast = getattr(stmt, "ast", None)
+    return ast is not None and ("?" in stmt.sql or "$" in stmt.sql) \
+        and ast.find(exp.Placeholder) is not None
 
 
 # ======================================================================= Result
@@ -214,13 +223,22 @@ class Connection:
     # ---------------------------------------------------------------- SQL
     def sql(self, text: str, params=None) -> Result | None:
         """Run every statement in ``text``; return the Result of the last
-        query (None when the last statement is SET / CREATE VIEW / DROP VIEW)."""
+        query (None when the last statement is SET / CREATE VIEW / DROP VIEW).
+        ``params`` (a list or tuple for ``?`` / ``$1``, a dict for ``$name``)
+        belong to the last statement, as in DuckDB."""
         self._check_open()
         if not isinstance(text, str):
             raise InterfaceError(f"SQL must be a str, not {type(text).__name__}")
+        check_parameter_container(params)
+        statements = parse_statements(text)
         result = None
-        for stmt in parse_statements(text):
-            result = self._run_statement(stmt, params)
+        for i, stmt in enumerate(statements):
+            last = i == len(statements) - 1
+            if not last and params is not None and _has_parameters(stmt):
+                raise UnsupportedFeatureError(
+                    "parameters are only supported in the last statement; run the "
+                    "statements in separate calls")
+            result = self._run_statement(stmt, params if last else None)
         return result
 
     def execute(self, text: str, params=None) -> Result | None:
@@ -230,15 +248,21 @@ class Connection:
     def statements(self, text: str) -> list:
         """The parsed statements of ``text`` (planner.statements objects)."""
         self._check_open()
+        if not isinstance(text, str):
+            raise InterfaceError(f"SQL must be a str, not {type(text).__name__}")
         return parse_statements(text)
 
     def run_statement(self, stmt, params=None) -> Result | None:
         """Run one parsed statement (see ``statements``); the CLI runs scripts
         this way to print every query's result."""
         self._check_open()
+        check_parameter_container(params)
         return self._run_statement(stmt, params)
 
     def _run_statement(self, stmt, params) -> Result | None:
+        if isinstance(stmt, (st.SetStatement, st.CreateViewStatement, st.DropViewStatement)) \
+                and params:
+            raise BinderError(f"statement has no parameters but {len(params)} were given")
         if isinstance(stmt, st.SetStatement):
             self._config.set(stmt.name, stmt.value)
             return None

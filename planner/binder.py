@@ -13,9 +13,10 @@ from sqlglot import exp
 
 from planner import functions as F
 from planner.binder_expressions import ExpressionBinder
+from planner.binder_params import number_placeholders
 from planner.binder_scope import BindContext, Scope, ScopeColumn
 from planner.catalog import TableInfo
-from planner.errors import BinderError, UnsupportedFeatureError
+from planner.errors import UnsupportedFeatureError
 from planner.expressions import conjunction
 from planner.logical import Field, Join, Node, OneRow, Project, Scan
 
@@ -38,13 +39,7 @@ def bind_statement(ast, catalog, params: list | None = None, sql: str | None = N
     maybe = sql is None or "?" in sql or "$" in sql
     placeholders = ([n for n in _textual_order(ast) if isinstance(n, exp.Placeholder)]
                     if maybe and ast.find(exp.Placeholder) is not None else [])
-    for i, n in enumerate(placeholders):
-        ctx.placeholders[id(n)] = i
-    given = len(params) if params is not None else 0
-    if placeholders and given != len(placeholders):
-        raise BinderError(f"query has {len(placeholders)} parameters but {given} were given")
-    if not placeholders and given:
-        raise BinderError(f"query has no parameters but {given} were given")
+    ctx.placeholders.update(number_placeholders(placeholders, params))
     return QueryBinder(ctx, {}).bind_query(ast)
 
 

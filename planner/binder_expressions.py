@@ -19,6 +19,7 @@ from planner.errors import BinderError, UnsupportedFeatureError
 from planner.expressions import (AggregateCall, Call, ColumnRef, Expr,
                                  Interval, Literal)
 from planner.folding import EPOCH, EPOCH_DT, fold
+from planner.binder_params import parameter_value
 from planner.binder_nested import NESTED_NODES, bind_nested_node, resolve_struct_column
 from planner.functions_nested import is_null as nested_is_null, reject_nested
 
@@ -313,11 +314,10 @@ class ExpressionBinder:
         return Literal(value, T.integer_literal_type(value))
 
     def _parameter(self, node) -> Literal:
-        index = self.ctx.placeholders.get(id(node))
-        params = self.ctx.params
-        if index is None or params is None or index >= len(params):
-            raise self.ctx.error("missing value for parameter ?", node)
-        return python_literal(params[index])
+        key = self.ctx.placeholders.get(id(node))
+        if key is None or self.ctx.params is None:
+            raise self.ctx.error(f"missing value for parameter {node.sql(dialect='duckdb')}", node)
+        return python_literal(parameter_value(self.ctx.params, key))
 
     def _interval(self, node: exp.Interval) -> Literal:
         text = node.this.name if node.this is not None else ""
@@ -461,18 +461,22 @@ def python_literal(value) -> Literal:
     if isinstance(value, bool):
         return Literal(value, T.BOOLEAN)
     if isinstance(value, int):
+        if not -2**127 <= value < 2**127:
+            raise BinderError(f"integer parameter {value} is out of the range of HUGEINT")
         return Literal(value, T.integer_literal_type(value))
     if isinstance(value, float):
         return Literal(value, T.DOUBLE)
     if isinstance(value, Decimal):
+        if not value.is_finite():
+            return Literal(float(value), T.DOUBLE)
         t = T.decimal_literal_type(format(value, "f"))
         if t.is_float:
             return Literal(float(value), T.DOUBLE)
         return Literal(int(value.scaleb(t.scale)), t)
     if isinstance(value, str):
         return Literal(value, T.VARCHAR)
-    if isinstance(value, bytes):
-        return Literal(value, T.BLOB)
+    if isinstance(value, (bytes, bytearray)):
+        return Literal(bytes(value), T.BLOB)
     if isinstance(value, _dt.datetime):
         if value.tzinfo is not None:
             value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
@@ -481,4 +485,5 @@ def python_literal(value) -> Literal:
                        T.TIMESTAMP)
     if isinstance(value, _dt.date):
         return Literal((value - EPOCH).days, T.DATE)
-    raise BinderError(f"unsupported parameter type {type(value).__name__}")
+    raise BinderError(f"unsupported parameter type {type(value).__name__} (supported: None, "
+                      "bool, int, float, Decimal, str, bytes, datetime.date, datetime.datetime)")

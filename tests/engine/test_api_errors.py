@@ -1,8 +1,18 @@
 """Errors that leave the Python API: PEP 249 classes, parameters, options,
 closed objects, and the conversion of unexpected exceptions (bugs)."""
 
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+
 import engine
 from engine import errors as E
+
+
+@pytest.fixture()
+def con():
+    return engine.connect(threads=1)
 
 
 # ---------------------------------------------------------------- the classes
@@ -31,3 +41,73 @@ def test_pep249_names_and_module_attributes():
     assert issubclass(engine.MemoryLimitError, engine.ExecutionError)
     assert issubclass(engine.ArithmeticOverflowError, engine.ExecutionError)
     assert issubclass(engine.BinderError, engine.SQLError)
+
+
+# ---------------------------------------------------------------- parameters
+
+def test_named_parameters(con):
+    # regression: a dict of named parameters raised a raw KeyError
+    assert con.sql("SELECT $k", {"k": 1}).fetchall() == [(1,)]
+    assert con.sql("SELECT $a + $A, $b", {"A": 2, "b": "x"}).fetchall() == [(4, "x")]
+    with pytest.raises(engine.ProgrammingError, match=r"no value given for parameter \$k"):
+        con.sql("SELECT $k", {"j": 1})
+    with pytest.raises(engine.ProgrammingError, match=r"parameter \$extra given but not used"):
+        con.sql("SELECT $k", {"k": 1, "extra": 2})
+    with pytest.raises(engine.ProgrammingError, match="pass a dict"):
+        con.sql("SELECT $k", [1])
+    with pytest.raises(engine.ProgrammingError, match="pass a dict"):
+        con.sql("SELECT $k")
+    with pytest.raises(engine.ProgrammingError, match="differ only in case"):
+        con.sql("SELECT $k", {"k": 1, "K": 2})
+    with pytest.raises(engine.ProgrammingError, match="mixes named"):
+        con.sql("SELECT $k, ?", {"k": 1})
+    with pytest.raises(engine.ProgrammingError, match="named parameters were given"):
+        con.sql("SELECT ?", {"k": 1})
+
+
+def test_numbered_parameters_match_duckdb(con):
+    duckdb = pytest.importorskip("duckdb")
+    duck = duckdb.connect()
+    # regression: $2, $1 were numbered by position, so the values came out swapped
+    for sql, params in [("SELECT $2, $1", [1, 2]), ("SELECT $1, $1 + 1", [5]),
+                        ("SELECT ?, ?", ["a", "b"]), ("SELECT $2, $1, ?", [1, 2, 3]),
+                        ("SELECT ?, $1", [7])]:
+        assert con.sql(sql, params).fetchall() == duck.execute(sql, params).fetchall(), sql
+
+
+def test_positional_parameter_errors(con):
+    with pytest.raises(engine.ProgrammingError, match="query has 2 parameters but 1 were given"):
+        con.sql("SELECT ?, ?", [1])
+    with pytest.raises(engine.ProgrammingError, match="query has 1 parameters but none"):
+        con.sql("SELECT ?")
+    with pytest.raises(engine.ProgrammingError, match="no parameters but 1 were given"):
+        con.sql("SELECT 1", [1])
+    with pytest.raises(engine.ProgrammingError, match=r"parameter \$2 is not used"):
+        con.sql("SELECT $1, $3", [1, 2, 3])
+    with pytest.raises(engine.ProgrammingError, match="must be a list, a tuple or a dict, not int"):
+        con.sql("SELECT ?", 5)
+    with pytest.raises(engine.ProgrammingError, match="not str"):
+        con.sql("SELECT ?", "a")
+    assert con.sql("SELECT ?", (3,)).fetchall() == [(3,)]
+
+
+@pytest.mark.parametrize("value", [object(), [1, 2], {"a": 1}, 2 ** 200, dt.time(1, 2)])
+def test_unsupported_parameter_values(con, value):
+    with pytest.raises(engine.ProgrammingError, match="parameter"):
+        con.sql("SELECT ?", [value])
+
+
+def test_parameter_values(con):
+    row = con.sql("SELECT ?, ?, ?, ?, ?, ?", [None, True, Decimal("1.5"), bytearray(b"ab"),
+                                              dt.date(2020, 1, 2), 2 ** 100]).fetchone()
+    assert row == (None, True, Decimal("1.5"), b"ab", dt.date(2020, 1, 2), 2 ** 100)
+
+
+def test_parameters_belong_to_the_last_statement(con):
+    # as in DuckDB: earlier statements run without them
+    assert con.sql("SET threads = 1; SELECT ?", [4]).fetchall() == [(4,)]
+    assert con.sql("SELECT 1; SELECT $x", {"x": 2}).fetchall() == [(2,)]
+    with pytest.raises(engine.NotSupportedError, match="only supported in the last statement"):
+        con.sql("SELECT ?; SELECT ?", [1])
+    with pytest.raises(engine.ProgrammingError, match="no parameters but 1 were given"):
+        con.sql("SET threads = 1", [1])
