@@ -4,10 +4,22 @@ closed objects, and the conversion of unexpected exceptions (bugs)."""
 import datetime as dt
 from decimal import Decimal
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import engine
 from engine import errors as E
+
+
+@pytest.fixture(scope="module")
+def nation(tmp_path_factory) -> str:
+    d = tmp_path_factory.mktemp("api_errors")
+    path = d / "nation.parquet"
+    pq.write_table(pa.table({"n_nationkey": pa.array(range(5), pa.int32()),
+                             "n_name": ["ALGERIA", "ARGENTINA", "BRAZIL", "CANADA", "EGYPT"],
+                             "n_regionkey": pa.array([0, 1, 1, 1, 4], pa.int32())}), path)
+    return str(path)
 
 
 @pytest.fixture()
@@ -111,3 +123,105 @@ def test_parameters_belong_to_the_last_statement(con):
         con.sql("SELECT ?; SELECT ?", [1])
     with pytest.raises(engine.ProgrammingError, match="no parameters but 1 were given"):
         con.sql("SET threads = 1", [1])
+
+
+def test_executemany_needs_a_sequence(con):
+    cur = con.cursor()
+    with pytest.raises(engine.ProgrammingError, match="executemany"):
+        cur.executemany("SELECT ?", 5)
+    cur.executemany("SELECT ?", [[1], (2,)])
+    assert cur.fetchall() == [(2,)]
+
+
+# ---------------------------------------------------------------- closed objects
+
+def test_closed_connection_and_cursor_are_interface_errors():
+    con = engine.connect()
+    cur = con.cursor()
+    cur.execute("SELECT 1")
+    cur.close()
+    for call in (lambda: cur.fetchall(), lambda: cur.execute("SELECT 1"),
+                 lambda: cur.fetchone(), lambda: cur.executemany("SELECT ?", [[1]])):
+        with pytest.raises(engine.InterfaceError, match="cursor is closed"):
+            call()
+    cur2 = con.cursor()
+    con.close()
+    con.close()                                  # closing twice is harmless
+    for call in (lambda: con.sql("SELECT 1"), lambda: con.execute("SELECT 1"),
+                 lambda: con.cursor(), lambda: con.commit(), lambda: cur2.execute("SELECT 1"),
+                 lambda: con.statements("SELECT 1")):
+        with pytest.raises(engine.InterfaceError, match="connection is closed"):
+            call()
+
+
+def test_api_misuse(con):
+    with pytest.raises(engine.InterfaceError, match="SQL must be a str"):
+        con.sql(b"SELECT 1")
+    with pytest.raises(engine.InterfaceError, match="no result set"):
+        con.cursor().fetchone()
+    res = con.sql("SELECT 1 AS a, 2 AS b")
+    assert res.column("B") == [2] and res.column(-1) == [2]
+    with pytest.raises(engine.ProgrammingError, match="no column 'c' in the result"):
+        res.column("c")
+    with pytest.raises(engine.ProgrammingError, match="out of range"):
+        res.column(5)
+    with pytest.raises(engine.ProgrammingError, match="fetchmany size must be an integer"):
+        res.fetchmany("2")
+
+
+# ---------------------------------------------------------------- SQL errors
+
+@pytest.mark.parametrize("sql, cls, message", [
+    ("SELEC 1", engine.SQLError, "syntax error"),
+    ("SELECT 1 +", engine.SQLError, "syntax error"),
+    ("SELECT * FROM no_such_table", engine.BinderError, "table no_such_table does not exist"),
+    ("SELECT nope FROM '{nation}'", engine.BinderError, "column nope not found"),
+    ("SELECT x.n_name FROM '{nation}'", engine.BinderError, "table 'x' referenced by column"),
+    ("SELECT no_such_fn(1)", engine.BinderError, r"unknown function no_such_fn\(...\)"),
+    ("SELECT * FROM '/no/such/file.parquet'", engine.PqdbIOError, "No files found"),
+    ("INSERT INTO t VALUES (1)", engine.NotSupportedError, "INSERT is not supported"),
+    ("SELECT DATE '2020-01-01' + DATE '2020-01-01'", engine.ProgrammingError, "DATE"),
+])
+def test_sql_errors(con, nation, sql, cls, message):
+    with pytest.raises(cls, match=message):
+        con.sql(sql.format(nation=nation))
+
+
+def test_bad_parquet_file_is_a_data_error(con, tmp_path):
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"PAR1" + b"\0" * 64 + b"PAR1")
+    with pytest.raises(engine.DataError):
+        con.sql(f"SELECT * FROM '{bad}'").fetchall()
+
+
+# ---------------------------------------------------------------- bugs become InternalError
+
+def test_unexpected_exception_becomes_internal_error(con, monkeypatch):
+    import engine.api as api
+
+    def broken(*args, **kwargs):
+        raise KeyError("oops")
+    monkeypatch.setattr(api, "plan_query", broken)
+    with pytest.raises(engine.InternalError, match="KeyError: 'oops'") as info:
+        con.sql("SELECT 1")
+    assert isinstance(info.value.__cause__, KeyError)
+    with pytest.raises(engine.InternalError):
+        con.cursor().execute("SELECT 1")
+    with pytest.raises(engine.InternalError):
+        engine.sql("SELECT 1")
+
+
+def test_memory_error_and_interrupt_at_the_boundary(con, monkeypatch):
+    import engine.api as api
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError()
+    monkeypatch.setattr(api, "plan_query", no_memory)
+    with pytest.raises(engine.MemoryLimitError, match="out of memory"):
+        con.sql("SELECT 1")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(api, "plan_query", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        con.sql("SELECT 1")
