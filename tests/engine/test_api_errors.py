@@ -133,6 +133,39 @@ def test_executemany_needs_a_sequence(con):
     assert cur.fetchall() == [(2,)]
 
 
+# ---------------------------------------------------------------- options
+
+@pytest.mark.parametrize("sql, message", [
+    ("SET nope = 1", "unknown option 'nope'"),
+    ("SET threads = 'x'", "invalid value 'x' for option threads"),
+    ("SET threads = 1.5", "invalid value 1.5 for option threads: not an integer"),
+    ("SET threads = -1", "must not be negative"),
+    ("SET memory_limit = 'lots'", "invalid value 'lots' for option memory_limit"),
+    ("SET verify_checksums = 'maybe'", "not a boolean"),
+    ("SET http_timeout = 'soon'", "not a number"),
+])
+def test_bad_set_statements(con, sql, message):
+    with pytest.raises(engine.ConfigError, match=message) as info:
+        con.sql(sql)
+    assert isinstance(info.value, engine.ProgrammingError)
+
+
+def test_bad_connect_options(monkeypatch):
+    with pytest.raises(engine.ConfigError, match="invalid value 'lots' for option memory_limit"):
+        engine.connect(memory_limit="lots")
+    with pytest.raises(engine.ConfigError, match="unknown option 'nope'"):
+        engine.connect(nope=1)
+    with pytest.raises(engine.ConfigError, match="config must be a dict"):
+        engine.connect(config=[("threads", 1)])
+    with pytest.raises(engine.ProgrammingError, match="database must be a path"):
+        engine.connect(123)
+    with pytest.raises(engine.NotSupportedError, match="engine 'x'"):
+        engine.connect(engine="x")
+    monkeypatch.setenv("PQDB_THREADS", "many")
+    with pytest.raises(engine.ConfigError, match="environment variable PQDB_THREADS"):
+        engine.connect()
+
+
 # ---------------------------------------------------------------- closed objects
 
 def test_closed_connection_and_cursor_are_interface_errors():
