@@ -20,6 +20,7 @@ from planner.expressions import (AggregateCall, Call, ColumnRef, Expr,
                                  Interval, Literal)
 from planner.folding import EPOCH, EPOCH_DT, fold
 from planner.binder_params import parameter_value
+from planner.binder_star import plain_star
 from planner.binder_nested import NESTED_NODES, bind_nested_node, resolve_struct_column
 from planner.functions_nested import is_null as nested_is_null, reject_nested
 
@@ -259,6 +260,9 @@ class ExpressionBinder:
             raise UnsupportedFeatureError(f"{what} in {self.clause} is not supported")
         if cls is exp.Star:
             raise self.ctx.error(f"* is not allowed in {self.clause}", node)
+        if cls is exp.Columns:
+            raise UnsupportedFeatureError(f"COLUMNS(...) inside an expression or in {self.clause} "
+                                          "(only as a whole select item)")
         if isinstance(node, exp.Func):
             bound = bind_function(self, node)
             if bound is not None:
@@ -402,7 +406,7 @@ class ExpressionBinder:
             if len(arg_node.expressions) != 1:
                 raise UnsupportedFeatureError(f"{func}(DISTINCT a, b) is not supported")
             distinct, arg_node = True, arg_node.expressions[0]
-        if isinstance(arg_node, exp.Star) or (func == "count" and arg_node is None):
+        if plain_star(arg_node) or (func == "count" and arg_node is None):
             if func != "count":
                 raise self.ctx.error(f"{func}(*) is not defined", node)
             arg = None

@@ -182,6 +182,7 @@ def small_nation(tmp_path_factory):
     (["-c", "SELECT * FROM no_such_table"], "table no_such_table does not exist"),
     (["-c", "SELECT nope FROM '{nation}'"], "column nope not found"),
     (["-c", "SELECT no_such_fn(1)"], "unknown function no_such_fn"),
+    (["-c", "SELECT * EXCLUDE (nope) FROM '{nation}'"], "nope in EXCLUDE list not found"),
     (["-c", "SELECT n_name FROM '{nation}' QUALIFY true"], "QUALIFY is not supported"),
     (["-c", "SET threads = 'x'"], "invalid value 'x' for option threads"),
     (["-c", "SET nope = 1"], "unknown option 'nope'"),
