@@ -13,6 +13,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from planner.binder_coverage import check_statement
 from planner.errors import SQLError, UnsupportedFeatureError, position_of
 from planner.statements import (CreateViewStatement, DescribeStatement,
                                 DropViewStatement, ExplainStatement, QueryStatement,
@@ -135,6 +136,7 @@ def _parse_statement(text: str) -> list[Statement]:
     if isinstance(ast, QUERY_TYPES):
         return [QueryStatement(ast, text)]
     if isinstance(ast, exp.Describe):
+        check_statement(ast)
         target = ast.this
         if isinstance(target, exp.Table):                 # DESCRIBE table / view / 'file'
             # a copy: from_ would hang the cached tree's own node under the new query
@@ -149,6 +151,10 @@ def _parse_statement(text: str) -> list[Statement]:
         table = ast.this
         if isinstance(table, exp.Schema):
             raise UnsupportedFeatureError("CREATE VIEW with a column list is not supported")
+        check_statement(ast)
+        for prop in (ast.args.get("properties") or exp.Properties()).expressions:
+            check_statement(prop)
+        _check_view_name(table)
         query = ast.expression
         if not isinstance(query, QUERY_TYPES):
             raise SQLError("CREATE VIEW needs a query", 1, 1, sql=text)
@@ -159,9 +165,13 @@ def _parse_statement(text: str) -> list[Statement]:
         kind = (ast.args.get("kind") or "").upper()
         if kind != "VIEW":
             raise UnsupportedFeatureError(f"DROP {kind or 'statement'} is not supported")
+        check_statement(ast)
         tables = ast.args.get("tables") or [ast.this]
+        for t in tables:
+            _check_view_name(t)
         return [DropViewStatement(t.name, bool(ast.args.get("exists")), text) for t in tables]
     if isinstance(ast, exp.Set):
+        check_statement(ast)
         return [_set_item(item, text) for item in ast.expressions]
     if isinstance(ast, (exp.Alias, exp.Condition, exp.Identifier)):
         # sqlglot reads a misspelt keyword ("SELEC x") as a bare expression
@@ -180,7 +190,21 @@ def _kind(ast) -> str:
     return names.get(type(ast).__name__, type(ast).__name__.upper())
 
 
+def _check_view_name(table) -> None:
+    if not isinstance(table, exp.Table) or not isinstance(table.this, exp.Identifier):
+        raise UnsupportedFeatureError(f"view name {table.sql(dialect=DIALECT)} is not supported")
+    if table.args.get("db") or table.args.get("catalog"):
+        raise UnsupportedFeatureError(f"schema-qualified view name {table.sql(dialect=DIALECT)} "
+                                      "is not supported (views have no schema)")
+    for key, value in table.args.items():
+        if key not in ("this", "db", "catalog") and value:
+            raise UnsupportedFeatureError(f"{key} on a view name is not supported")
+
+
 def _set_item(item, text: str) -> SetStatement:
+    if not isinstance(item, exp.SetItem):
+        raise UnsupportedFeatureError(f"SET {item.sql(dialect=DIALECT)} is not supported")
+    check_statement(item)
     eq = item.this
     if not isinstance(eq, exp.EQ):
         raise UnsupportedFeatureError(f"SET {item.sql(dialect=DIALECT)} is not supported")
