@@ -164,9 +164,9 @@ BOUND: dict[type, dict[str, object]] = {
     exp.Trim: {"this": OK, "expression": OK, "position": OK, "collation": "TRIM ... COLLATE"},
     exp.Contains: {"this": OK, "expression": OK, "json_scope": "contains() on JSON"},
     exp.TimestampTrunc: {"this": OK, "unit": OK, "zone": "date_trunc() in a time zone",
-                         "input_type_preserved": OK},
+                         "input_type_preserved": "date_trunc() keeping its input type"},
     exp.DateTrunc: {"this": OK, "unit": OK, "zone": "date_trunc() in a time zone",
-                    "input_type_preserved": OK},
+                    "input_type_preserved": "date_trunc() keeping its input type"},
     # DuckDB's date_diff counts part boundaries (date_part_boundary): so does pqdb's
     exp.DateDiff: {"this": OK, "expression": OK, "unit": OK, "big_int": OK,
                    "date_part_boundary": OK, "zone": "date_diff() in a time zone"},

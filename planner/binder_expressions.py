@@ -300,6 +300,9 @@ class ExpressionBinder:
         if len(hits) > 1:
             tables = ", ".join(sorted({self.scope.columns[i].table or "?" for i in hits}))
             raise self.ctx.error(f"column reference {full} is ambiguous (in {tables})", node)
+        if node.args.get("db") or node.args.get("catalog"):
+            raise UnsupportedFeatureError(f"schema-qualified column {node.sql(dialect='duckdb')} "
+                                          "is not supported (tables have no schema)")
         col = self.scope.columns[hits[0]]
         return ColumnRef(hits[0], col.type, col.name)
 
@@ -451,6 +454,9 @@ def _castable(src: T.DataType, dst: T.DataType) -> bool:
 
 def sql_type(node: exp.DataType) -> T.DataType:
     """The planner type of a sqlglot DataType (CAST targets)."""
+    if node.args.get("nested"):
+        raise UnsupportedFeatureError(f"nested type {node.sql(dialect='duckdb')} as a CAST "
+                                      "target is not supported")
     name = node.this.name if hasattr(node.this, "name") else str(node.this)
     name = _SQL_TYPES.get(name, name)
     params = tuple(int(p.this.this) if isinstance(p.this, exp.Literal) else int(p.name)

@@ -140,6 +140,8 @@ REFUSED_SQL = [
     ("SELECT a FROM t UNION BY NAME SELECT a FROM t", "UNION BY NAME"),
     ("SELECT min(a, 2) FROM t", r"min\(x, n\)"),
     ("SELECT CAST(a AS INTEGER FORMAT 'x') FROM t", r"CAST \.\.\. FORMAT"),
+    ("SELECT main.t.a FROM t", "schema-qualified column main.t.a"),
+    ("SELECT CAST(a AS INTEGER[]) FROM t", "nested type INT\\[\\] as a CAST target"),
     ("SET LOCAL threads = 1", "SET LOCAL"),
     ("DROP VIEW t CASCADE", r"DROP \.\.\. CASCADE"),
     ("CREATE VIEW s.v AS SELECT 1", "schema-qualified view name"),
