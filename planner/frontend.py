@@ -6,6 +6,7 @@ statement's ``sql`` is its own text and positions in errors refer to it.
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 
@@ -20,6 +21,11 @@ from planner.statements import (CreateViewStatement, DescribeStatement,
                                 SetStatement, Statement)
 
 DIALECT = "duckdb"
+
+# sqlglot warns through logging when it falls back to a Command ("SET threads");
+# pqdb raises its own error for those, and with no handler configured Python
+# would print the warning to stderr (a second line beside the CLI's error).
+logging.getLogger("sqlglot").addHandler(logging.NullHandler())
 
 QUERY_TYPES = (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery)
 
@@ -173,6 +179,8 @@ def _parse_statement(text: str) -> list[Statement]:
     if isinstance(ast, exp.Set):
         check_statement(ast)
         return [_set_item(item, text) for item in ast.expressions]
+    if isinstance(ast, exp.Command) and str(ast.this).upper() == "SET":
+        raise SQLError("syntax error: SET takes 'name = value'", 1, 1, sql=text)
     if isinstance(ast, (exp.Alias, exp.Condition, exp.Identifier)):
         # sqlglot reads a misspelt keyword ("SELEC x") as a bare expression
         word = text.split(None, 1)[0]

@@ -187,6 +187,9 @@ def small_nation(tmp_path_factory):
     (["-c", "SET threads = 'x'"], "invalid value 'x' for option threads"),
     (["-c", "SET nope = 1"], "unknown option 'nope'"),
     (["-c", "INSERT INTO t VALUES (1)"], "INSERT is not supported"),
+    # regression: sqlglot's fallback warning was printed before the error line
+    (["-c", "RESET threads"], "RESET is not supported"),
+    (["-c", "SET threads"], "SET takes 'name = value'"),
     (["-s", "memory_limit=lots", "-c", "SELECT 1"], "invalid value 'lots'"),
     (["-c", "SELECT 1; SELECT 1/0 + 'x'::INTEGER"], "Could not convert string 'x'"),
     (["--database", "/dev/null/db", "-c", "SELECT 1"], "/dev/null/db"),
