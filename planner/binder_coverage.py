@@ -118,7 +118,8 @@ BOUND: dict[type, dict[str, object]] = {
                       "jdbc": "JDBC parameter"},
     exp.Interval: {"this": OK, "unit": OK, "fraction_in_string": "INTERVAL with a fraction"},
     exp.DataType: {"this": OK, "expressions": OK, "nested": OK, "values": "typed value",
-                   "kind": "type kind", "nullable": "NULL / NOT NULL in a type",
+                   "kind": lambda v: f"type {str(v).upper()}",
+                   "nullable": "NULL / NOT NULL in a type",
                    "collate": "COLLATE"},
     exp.DataTypeParam: {"this": OK, "expression": "type parameter modifier"},
     # ---- operators

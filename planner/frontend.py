@@ -34,8 +34,18 @@ def parse_statements(sql: str) -> list[Statement]:
     """Parse one or more ';'-separated statements."""
     out: list[Statement] = []
     for text in split_statements(sql):
+        if text.startswith(("--", "/*")) and _only_comments(text):
+            continue                    # "SELECT 1; -- done": nothing after the ';'
         out.extend(_parse_statement(text))
     return out
+
+
+def _only_comments(text: str) -> bool:
+    from sqlglot.dialects.dialect import Dialect
+    try:
+        return not Dialect.get_or_raise(DIALECT).tokenize(text)
+    except TokenError:
+        return False
 
 
 def split_statements(sql: str) -> list[str]:
