@@ -7,27 +7,18 @@
 PEP 249 module attributes and error classes live here too.
 """
 
-from engine.api import (Connection, Cursor, InterfaceError, Result, Warning,  # noqa: F401
-                        connect, sql)
+from engine.api import Connection, Cursor, Result, connect, sql  # noqa: F401
 from engine.config import Config  # noqa: F401
 from engine.errors import (ArithmeticOverflowError, AuthenticationError,  # noqa: F401
-                           BinderError, ConfigError, ExecutionError, FileFormatError,
-                           MemoryLimitError, PqdbError, PqdbIOError, SQLError,
-                           UnsupportedFeatureError)
+                           BinderError, ConfigError, DatabaseError, DataError, Error,
+                           ExecutionError, FileFormatError, IntegrityError, InterfaceError,
+                           InternalError, MemoryLimitError, NotSupportedError,
+                           OperationalError, PqdbError, PqdbIOError, ProgrammingError,
+                           SQLError, UnsupportedFeatureError, Warning)
 
 apilevel = "2.0"
 threadsafety = 1
 paramstyle = "qmark"
-
-# PEP 249 exception names, mapped onto pqdb's one hierarchy
-Error = PqdbError
-DatabaseError = PqdbError
-ProgrammingError = SQLError
-NotSupportedError = UnsupportedFeatureError
-OperationalError = PqdbIOError
-DataError = FileFormatError
-InternalError = ExecutionError
-IntegrityError = ExecutionError
 
 __all__ = [
     "connect", "sql", "Connection", "Cursor", "Result", "Config",

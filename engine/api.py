@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 
 import numpy as np
@@ -11,8 +12,11 @@ from engine.catalog import Catalog
 from engine.config import Config
 from engine.convert import (block_to_numpy, block_to_rows, strings_to_vector,
                             unique_names, vector_to_numpy, vector_to_pylist, views_to_buffer)
-from engine.errors import PqdbError, PqdbIOError, UnsupportedFeatureError
+from engine.errors import (ConfigError, InterfaceError, MemoryLimitError, PqdbError, PqdbIOError,
+                           ProgrammingError, UnsupportedFeatureError, internal_error)
 from planner import parse_statements, plan_query
+from planner.binder_params import check_parameter_container
+from planner.errors import BinderError
 from planner import statements as st
 from planner.explain import explain
 from planner.types import VARCHAR, DataType
@@ -20,12 +24,45 @@ from planner.types import VARCHAR, DataType
 _FETCH_CHUNK = 2048
 
 
-class InterfaceError(PqdbError):
-    """Misuse of the API: a closed connection or cursor, fetch without a result."""
+def api_boundary(func):
+    """The last line of defence: an exception that is not a pqdb Error (a
+    bug) leaves the API as an InternalError naming it, with the original as
+    its ``__cause__``.  MemoryError becomes a MemoryLimitError.
+    KeyboardInterrupt and other BaseExceptions pass through untouched."""
+    @functools.wraps(func)
+    def guarded(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except PqdbError:
+            raise
+        except MemoryError as e:
+            raise MemoryLimitError(f"out of memory: the system refused an allocation ({e})"
+                                   if str(e) else "out of memory: the system refused an "
+                                   "allocation") from e
+        except Exception as e:      # noqa: BLE001 - converted, not swallowed
+            raise internal_error(e) from e
+    guarded.__wrapped__ = func
+    return guarded
 
 
-class Warning(Exception):        # noqa: A001 - PEP 249 name
-    """PEP 249 Warning (pqdb raises none)."""
+def _guard(cls, names: str):
+    """Wrap the public methods ``names`` of ``cls`` in api_boundary."""
+    for name in names.split():
+        setattr(cls, name, api_boundary(cls.__dict__[name]))
+    return cls
+
+
+def _has_parameters(stmt) -> bool:
+    from sqlglot import exp
+    ast = getattr(stmt, "ast", None)
+    return ast is not None and ("?" in stmt.sql or "$" in stmt.sql) \
+        and ast.find(exp.Placeholder) is not None
+
+
+def _fetch_size(size) -> int:
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
+        raise ProgrammingError(f"fetchmany size must be an integer, not {type(size).__name__}")
+    return max(int(size), 0)
 
 
 # ======================================================================= Result
@@ -80,7 +117,7 @@ class Result:
         return row
 
     def fetchmany(self, size: int = 1) -> list[tuple]:
-        size = max(int(size), 0)
+        size = _fetch_size(size)
         rows = self.rows_slice(self._pos, self._pos + size)
         self._pos += len(rows)
         return rows
@@ -99,8 +136,22 @@ class Result:
 
     def column(self, name_or_index) -> list:
         """All values of one column as Python objects."""
-        i = name_or_index if isinstance(name_or_index, int) else self.columns.index(name_or_index)
-        return vector_to_pylist(self._block.columns[i])
+        return vector_to_pylist(self._block.columns[self._column_index(name_or_index)])
+
+    def _column_index(self, key) -> int:
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            if -len(self.columns) <= key < len(self.columns):
+                return int(key) % len(self.columns)
+            raise ProgrammingError(f"column index {key} is out of range: the result has "
+                                   f"{len(self.columns)} columns")
+        if isinstance(key, str):
+            hits = [i for i, c in enumerate(self.columns) if c == key] or \
+                   [i for i, c in enumerate(self.columns) if c.lower() == key.lower()]
+            if hits:
+                return hits[0]
+            raise ProgrammingError(f"no column {key!r} in the result (columns: "
+                                   + ", ".join(self.columns) + ")")
+        raise ProgrammingError(f"a column is named by a str or an int, not {type(key).__name__}")
 
     # ---------------------------------------------------------------- exports
     def to_numpy(self) -> dict[str, np.ndarray]:
@@ -222,13 +273,22 @@ class Connection:
     # ---------------------------------------------------------------- SQL
     def sql(self, text: str, params=None) -> Result | None:
         """Run every statement in ``text``; return the Result of the last
-        query (None when the last statement is SET / CREATE VIEW / DROP VIEW)."""
+        query (None when the last statement is SET / CREATE VIEW / DROP VIEW).
+        ``params`` (a list or tuple for ``?`` / ``$1``, a dict for ``$name``)
+        belong to the last statement, as in DuckDB."""
         self._check_open()
         if not isinstance(text, str):
             raise InterfaceError(f"SQL must be a str, not {type(text).__name__}")
+        check_parameter_container(params)
+        statements = parse_statements(text)
         result = None
-        for stmt in parse_statements(text):
-            result = self._run_statement(stmt, params)
+        for i, stmt in enumerate(statements):
+            last = i == len(statements) - 1
+            if not last and params is not None and _has_parameters(stmt):
+                raise UnsupportedFeatureError(
+                    "parameters are only supported in the last statement; run the "
+                    "statements in separate calls")
+            result = self._run_statement(stmt, params if last else None)
         return result
 
     def execute(self, text: str, params=None) -> Result | None:
@@ -238,15 +298,21 @@ class Connection:
     def statements(self, text: str) -> list:
         """The parsed statements of ``text`` (planner.statements objects)."""
         self._check_open()
+        if not isinstance(text, str):
+            raise InterfaceError(f"SQL must be a str, not {type(text).__name__}")
         return parse_statements(text)
 
     def run_statement(self, stmt, params=None) -> Result | None:
         """Run one parsed statement (see ``statements``); the CLI runs scripts
         this way to print every query's result."""
         self._check_open()
+        check_parameter_container(params)
         return self._run_statement(stmt, params)
 
     def _run_statement(self, stmt, params) -> Result | None:
+        if isinstance(stmt, (st.SetStatement, st.CreateViewStatement, st.DropViewStatement)) \
+                and params:
+            raise BinderError(f"statement has no parameters but {len(params)} were given")
         if isinstance(stmt, st.SetStatement):
             self._config.set(stmt.name, stmt.value)
             return None
@@ -340,6 +406,10 @@ class Cursor:
 
     def executemany(self, operation: str, seq_of_parameters) -> "Cursor":
         self._check_open()
+        if isinstance(seq_of_parameters, (str, bytes, dict)) or \
+                not hasattr(seq_of_parameters, "__iter__"):
+            raise ProgrammingError("executemany() takes a sequence of parameter lists or "
+                                   f"dicts, not {type(seq_of_parameters).__name__}")
         for params in seq_of_parameters:
             self._result = self.connection.sql(operation, params)
         return self
@@ -386,6 +456,7 @@ class Cursor:
 
 # ======================================================================= module level
 
+@api_boundary
 def connect(database: str = ":memory:", config: dict | None = None, *, engine: str = "pqdb",
             master: str | None = None, **options) -> Connection:
     """Open a connection.  ``options`` (and the ``config`` dict) are Config
@@ -393,6 +464,11 @@ def connect(database: str = ":memory:", config: dict | None = None, *, engine: s
     other than ":memory:" is a directory for persistent metadata (created).
     ``engine="spark"`` runs the queries on Spark (engine/spark.py) at
     ``master`` (default local[threads]); it returns the same Result class."""
+    if config is not None and not isinstance(config, dict):
+        raise ConfigError(f"config must be a dict of options, not {type(config).__name__}")
+    if database is not None and not isinstance(database, (str, os.PathLike)):
+        raise ProgrammingError(f"database must be a path or ':memory:', not "
+                               f"{type(database).__name__}")
     opts = dict(config or {})
     opts.update(options)
     if engine not in ("pqdb", "spark"):
@@ -421,9 +497,15 @@ def connect(database: str = ":memory:", config: dict | None = None, *, engine: s
 _default: Connection | None = None
 
 
+@api_boundary
 def sql(text: str, params=None) -> Result | None:
     """Run SQL on a module-wide in-memory connection."""
     global _default
     if _default is None or _default.closed:
         _default = connect()
     return _default.sql(text, params)
+
+
+_guard(Result, "fetchone fetchmany fetchall column rows_slice to_numpy to_pandas to_arrow __str__")
+_guard(Connection, "sql statements run_statement cursor commit rollback close")
+_guard(Cursor, "execute executemany fetchone fetchmany fetchall close")

@@ -5,8 +5,9 @@
     pqdb --set threads=2 --timer          (interactive prompt)
 
 Errors print one line (``Error: ...``; SQL errors add the offending line and
-a caret) and exit with code 1; unexpected failures print ``Internal error:
-...`` and exit 2; Ctrl-C exits 130.  Never a traceback.
+a caret) and exit with code 1; internal errors (bugs) and bad command-line
+arguments exit with code 2; Ctrl-C exits 130.  Never a traceback, unless the
+environment variable PQDB_DEBUG=1 asks for it.
 """
 
 from __future__ import annotations
@@ -63,23 +64,33 @@ def _write(text: str) -> None:
 
 
 def print_error(exc: BaseException) -> int:
-    """Print ``exc`` as one line (plus the SQL pointer) to stderr; return the exit code."""
-    from engine.errors import PqdbError
-    if isinstance(exc, PqdbError):
-        message = " ".join(str(exc).split("\n")) or type(exc).__name__
-        print(f"Error: {message}", file=sys.stderr)
-        pointer = getattr(exc, "pointer", None)
-        if callable(pointer):
-            try:
-                text = pointer()
-            except Exception:           # noqa: BLE001 - the message is already out
-                text = None
-            if text:
-                print(text, file=sys.stderr)
-        return 1
-    message = " ".join(str(exc).split("\n"))
-    print(f"Internal error: {type(exc).__name__}: {message}", file=sys.stderr)
-    return 2
+    """Print ``exc`` as one line ``Error: ...`` (plus the SQL pointer) to
+    stderr; return the exit code: 1, or 2 for an internal error (a bug).
+    ``PQDB_DEBUG=1`` prints the traceback first."""
+    from engine.errors import InternalError, PqdbError, internal_error
+    if os.environ.get("PQDB_DEBUG", "").strip() not in ("", "0"):
+        import traceback
+        traceback.print_exception(exc, file=sys.stderr)
+    if not isinstance(exc, PqdbError):
+        exc = internal_error(exc)
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    print(f"Error: {message}", file=sys.stderr)
+    pointer = getattr(exc, "pointer", None)
+    if callable(pointer):
+        try:
+            text = pointer()
+        except Exception:           # noqa: BLE001 - the message is already out
+            text = None
+        if text:
+            print(text, file=sys.stderr)
+    return 2 if isinstance(exc, InternalError) else 1
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse whose usage errors are one ``Error:`` line too (exit code 2)."""
+
+    def error(self, message):
+        self.exit(2, f"Error: {message} (see {self.prog} --help)\n")
 
 
 def _parse_settings(pairs: list[str]) -> dict:
@@ -94,8 +105,7 @@ def _parse_settings(pairs: list[str]) -> dict:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="pqdb", description="Query Parquet files with SQL.")
+    p = _ArgumentParser(prog="pqdb", description="Query Parquet files with SQL.")
     p.add_argument("file", nargs="?", help="SQL script to run ('-' reads stdin)")
     p.add_argument("-c", "--command", help="SQL to run (several statements allowed)")
     p.add_argument("--format", "-f", choices=FORMATS, default="table", help="output format")
@@ -123,15 +133,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is not None:
             shell.run_text(args.command)
         elif args.file is not None and args.file != "-":
-            try:
-                with open(args.file, encoding="utf-8") as fh:
-                    text = fh.read()
-            except OSError as e:
-                from engine.errors import PqdbIOError
-                raise PqdbIOError(f"cannot read {args.file}: {e.strerror or e}") from None
-            shell.run_text(text)
+            shell.run_text(_read_script(args.file))
         elif args.file == "-" or not sys.stdin.isatty():
-            shell.run_text(sys.stdin.read())
+            shell.run_text(_read_script(None))
         else:
             return interactive(shell)
         return 0
@@ -142,6 +146,23 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except Exception as exc:            # noqa: BLE001 - the CLI never shows tracebacks
         return print_error(exc)
+
+
+def _read_script(path: str | None) -> str:
+    """The text of a script file (None: stdin); PqdbIOError when it cannot
+    be read or is not UTF-8."""
+    from engine.errors import PqdbIOError
+    where = path if path is not None else "standard input"
+    try:
+        if path is None:
+            buffer = getattr(sys.stdin, "buffer", None)
+            return buffer.read().decode("utf-8") if buffer is not None else sys.stdin.read()
+        with open(path, "rb") as fh:
+            return fh.read().decode("utf-8")
+    except OSError as e:
+        raise PqdbIOError(f"cannot read {where}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise PqdbIOError(f"cannot read {where}: not UTF-8 text (byte {e.start})") from None
 
 
 def _silence_stdout() -> None:

@@ -49,13 +49,44 @@ def _parse_bool(value) -> bool:
     raise ValueError(f"not a boolean: {value!r}")
 
 
-def _parse_positive_int(value) -> int:
+def _parse_int(value) -> int:
+    """An integer from an int, an integral float or its text (never truncated)."""
     if isinstance(value, bool):
         raise ValueError("not an integer")
-    n = int(value)
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError("not an integer")
+        return int(value)
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise ValueError("not an integer") from None
+
+
+def _parse_positive_int(value) -> int:
+    n = _parse_int(value)
     if n <= 0:
         raise ValueError("must be positive")
     return n
+
+
+def _parse_non_negative_int(value) -> int:
+    n = _parse_int(value)
+    if n < 0:
+        raise ValueError("must not be negative")
+    return n
+
+
+def _parse_float(value) -> float:
+    if isinstance(value, bool):
+        raise ValueError("not a number")
+    try:
+        result = float(str(value).strip()) if not isinstance(value, (int, float)) else float(value)
+    except ValueError:
+        raise ValueError("not a number") from None
+    if not result > 0 or result == float("inf"):
+        raise ValueError("must be a positive number")
+    return result
 
 
 @dataclass
@@ -75,7 +106,7 @@ class Config:
     http_retries: int = 3
 
     _PARSERS = {
-        "threads": lambda v: 0 if str(v).strip() == "0" else _parse_positive_int(v),
+        "threads": _parse_non_negative_int,
         "memory_limit": _parse_bytes,
         "buffer_memory": _parse_bytes,
         "block_rows": _parse_positive_int,
@@ -85,8 +116,8 @@ class Config:
         "synopsis_cap": _parse_positive_int,
         "sample_size": _parse_positive_int,
         "cache_directory": str,
-        "http_timeout": float,
-        "http_retries": int,
+        "http_timeout": _parse_float,
+        "http_retries": _parse_non_negative_int,
     }
 
     @classmethod
@@ -115,7 +146,11 @@ class Config:
         for name in cls.option_names():
             env = os.environ.get("PQDB_" + name.upper())
             if env is not None:
-                cfg.set(name, env)
+                try:
+                    cfg.set(name, env)
+                except ConfigError as e:
+                    raise ConfigError(f"{e} (from the environment variable "
+                                      f"PQDB_{name.upper()})") from None
         for name, value in options.items():
             cfg.set(name, value)
         return cfg

@@ -12,10 +12,12 @@ import os
 from sqlglot import exp
 
 from planner import functions as F
+from planner.binder_coverage import check_tree
 from planner.binder_expressions import ExpressionBinder
+from planner.binder_params import number_placeholders
 from planner.binder_scope import BindContext, Scope, ScopeColumn
 from planner.catalog import TableInfo, table_statistics
-from planner.errors import BinderError, UnsupportedFeatureError
+from planner.errors import UnsupportedFeatureError
 from planner.expressions import conjunction
 from planner.logical import Field, Join, Node, OneRow, Project, Scan
 
@@ -33,18 +35,13 @@ class Relation:
 
 def bind_statement(ast, catalog, params: list | None = None, sql: str | None = None) -> Node:
     """Bind a query AST; the root's schema names are the output column names."""
+    check_tree(ast)                  # every part of the tree is bound or refused by name
     ctx = BindContext(catalog, params, sql)
     # (a walk of the whole tree: skipped when the text cannot hold a ? or $n)
     maybe = sql is None or "?" in sql or "$" in sql
     placeholders = ([n for n in _textual_order(ast) if isinstance(n, exp.Placeholder)]
                     if maybe and ast.find(exp.Placeholder) is not None else [])
-    for i, n in enumerate(placeholders):
-        ctx.placeholders[id(n)] = i
-    given = len(params) if params is not None else 0
-    if placeholders and given != len(placeholders):
-        raise BinderError(f"query has {len(placeholders)} parameters but {given} were given")
-    if not placeholders and given:
-        raise BinderError(f"query has no parameters but {given} were given")
+    ctx.placeholders.update(number_placeholders(placeholders, params))
     return QueryBinder(ctx, {}).bind_query(ast)
 
 
@@ -56,7 +53,7 @@ class QueryBinder:
         self.ctes = dict(ctes)
 
     def bind_query(self, ast) -> Node:
-        with_ = ast.args.get("with_") or ast.args.get("with")
+        with_ = ast.args.get("with_")
         binder = self
         if with_ is not None:
             if with_.args.get("recursive"):
@@ -69,7 +66,7 @@ class QueryBinder:
 
     def _bind_body(self, ast) -> Node:
         if isinstance(ast, exp.Subquery):
-            return self._bind_body_with(ast.this)
+            return self.subquery_modifiers(ast, self._bind_body_with(ast.this))
         if isinstance(ast, tuple(_SET_OPS)):
             from planner.binder_setops import bind_set_operation
             return bind_set_operation(self, ast)
@@ -81,9 +78,17 @@ class QueryBinder:
     def _bind_body_with(self, ast) -> Node:
         return self.bind_query(ast)
 
+    def subquery_modifiers(self, sub: exp.Subquery, node: Node) -> Node:
+        """ORDER BY / LIMIT / OFFSET written after a parenthesized query,
+        ``(SELECT ...) ORDER BY a LIMIT 1``, over its bound plan."""
+        if not any(sub.args.get(k) for k in ("order", "limit", "offset")):
+            return node
+        from planner.binder_setops import order_limit
+        return order_limit(self, sub, node)
+
     # ---- FROM ----------------------------------------------------------------
     def bind_from(self, select: exp.Select) -> Relation:
-        from_ = select.args.get("from_") or select.args.get("from")
+        from_ = select.args.get("from_")
         if from_ is None:
             if select.args.get("joins"):
                 raise self.ctx.error("JOIN without FROM", select)
@@ -95,7 +100,7 @@ class QueryBinder:
         return rel
 
     def _check_duplicate_aliases(self, select) -> None:
-        from_ = select.args.get("from_") or select.args.get("from")
+        from_ = select.args.get("from_")
         items = [from_.this] + [j.this for j in select.args.get("joins") or []]
         names: dict[str, object] = {}
         for item in items:
@@ -175,9 +180,8 @@ class QueryBinder:
         alias = alias_node.name if alias_node is not None and alias_node.name else None
         col_aliases = [c.name for c in alias_node.columns] if alias_node is not None else []
         if isinstance(item, exp.Subquery):
-            if item.args.get("lateral"):
-                raise UnsupportedFeatureError("LATERAL subquery is not supported")
-            node = QueryBinder(self.ctx, self.ctes).bind_query(item.this)
+            binder = QueryBinder(self.ctx, self.ctes)
+            node = binder.subquery_modifiers(item, binder.bind_query(item.this))
             return self._named(node, alias, col_aliases, item)
         if isinstance(item, exp.Table):
             return self._bind_table(item, alias, col_aliases)
@@ -204,6 +208,7 @@ class QueryBinder:
                 return self._named(node, alias or name, col_aliases or names, table)
             view = self.ctx.catalog.lookup_view(name) if self.ctx.catalog is not None else None
             if view is not None:
+                check_tree(view)
                 self.ctx.view_depth += 1
                 try:
                     node = QueryBinder(self.ctx, {}).bind_query(view)

@@ -19,6 +19,8 @@ from planner.errors import BinderError, UnsupportedFeatureError
 from planner.expressions import (AggregateCall, Call, ColumnRef, Expr,
                                  Interval, Literal)
 from planner.folding import EPOCH, EPOCH_DT, fold
+from planner.binder_params import parameter_value
+from planner.binder_star import plain_star
 from planner.binder_nested import NESTED_NODES, bind_nested_node, resolve_struct_column
 from planner.functions_nested import is_null as nested_is_null, reject_nested
 
@@ -258,6 +260,9 @@ class ExpressionBinder:
             raise UnsupportedFeatureError(f"{what} in {self.clause} is not supported")
         if cls is exp.Star:
             raise self.ctx.error(f"* is not allowed in {self.clause}", node)
+        if cls is exp.Columns:
+            raise UnsupportedFeatureError(f"COLUMNS(...) inside an expression or in {self.clause} "
+                                          "(only as a whole select item)")
         if isinstance(node, exp.Func):
             bound = bind_function(self, node)
             if bound is not None:
@@ -295,6 +300,9 @@ class ExpressionBinder:
         if len(hits) > 1:
             tables = ", ".join(sorted({self.scope.columns[i].table or "?" for i in hits}))
             raise self.ctx.error(f"column reference {full} is ambiguous (in {tables})", node)
+        if node.args.get("db") or node.args.get("catalog"):
+            raise UnsupportedFeatureError(f"schema-qualified column {node.sql(dialect='duckdb')} "
+                                          "is not supported (tables have no schema)")
         col = self.scope.columns[hits[0]]
         return ColumnRef(hits[0], col.type, col.name)
 
@@ -313,11 +321,10 @@ class ExpressionBinder:
         return Literal(value, T.integer_literal_type(value))
 
     def _parameter(self, node) -> Literal:
-        index = self.ctx.placeholders.get(id(node))
-        params = self.ctx.params
-        if index is None or params is None or index >= len(params):
-            raise self.ctx.error("missing value for parameter ?", node)
-        return python_literal(params[index])
+        key = self.ctx.placeholders.get(id(node))
+        if key is None or self.ctx.params is None:
+            raise self.ctx.error(f"missing value for parameter {node.sql(dialect='duckdb')}", node)
+        return python_literal(parameter_value(self.ctx.params, key))
 
     def _interval(self, node: exp.Interval) -> Literal:
         text = node.this.name if node.this is not None else ""
@@ -402,7 +409,7 @@ class ExpressionBinder:
             if len(arg_node.expressions) != 1:
                 raise UnsupportedFeatureError(f"{func}(DISTINCT a, b) is not supported")
             distinct, arg_node = True, arg_node.expressions[0]
-        if isinstance(arg_node, exp.Star) or (func == "count" and arg_node is None):
+        if plain_star(arg_node) or (func == "count" and arg_node is None):
             if func != "count":
                 raise self.ctx.error(f"{func}(*) is not defined", node)
             arg = None
@@ -447,6 +454,9 @@ def _castable(src: T.DataType, dst: T.DataType) -> bool:
 
 def sql_type(node: exp.DataType) -> T.DataType:
     """The planner type of a sqlglot DataType (CAST targets)."""
+    if node.args.get("nested"):
+        raise UnsupportedFeatureError(f"nested type {node.sql(dialect='duckdb')} as a CAST "
+                                      "target is not supported")
     name = node.this.name if hasattr(node.this, "name") else str(node.this)
     name = _SQL_TYPES.get(name, name)
     params = tuple(int(p.this.this) if isinstance(p.this, exp.Literal) else int(p.name)
@@ -461,18 +471,22 @@ def python_literal(value) -> Literal:
     if isinstance(value, bool):
         return Literal(value, T.BOOLEAN)
     if isinstance(value, int):
+        if not -2**127 <= value < 2**127:
+            raise BinderError(f"integer parameter {value} is out of the range of HUGEINT")
         return Literal(value, T.integer_literal_type(value))
     if isinstance(value, float):
         return Literal(value, T.DOUBLE)
     if isinstance(value, Decimal):
+        if not value.is_finite():
+            return Literal(float(value), T.DOUBLE)
         t = T.decimal_literal_type(format(value, "f"))
         if t.is_float:
             return Literal(float(value), T.DOUBLE)
         return Literal(int(value.scaleb(t.scale)), t)
     if isinstance(value, str):
         return Literal(value, T.VARCHAR)
-    if isinstance(value, bytes):
-        return Literal(value, T.BLOB)
+    if isinstance(value, (bytes, bytearray)):
+        return Literal(bytes(value), T.BLOB)
     if isinstance(value, _dt.datetime):
         if value.tzinfo is not None:
             value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
@@ -481,4 +495,5 @@ def python_literal(value) -> Literal:
                        T.TIMESTAMP)
     if isinstance(value, _dt.date):
         return Literal((value - EPOCH).days, T.DATE)
-    raise BinderError(f"unsupported parameter type {type(value).__name__}")
+    raise BinderError(f"unsupported parameter type {type(value).__name__} (supported: None, "
+                      "bool, int, float, Decimal, str, bytes, datetime.date, datetime.datetime)")

@@ -44,11 +44,11 @@ class Scope:
 class BindContext:
     """Shared by all parts of one statement's binding."""
 
-    def __init__(self, catalog, params: list | None, sql: str | None):
+    def __init__(self, catalog, params, sql: str | None):
         self.catalog = catalog
         self.params = params
         self.sql = sql
-        self.placeholders: dict[int, int] = {}    # id(sqlglot node) -> param index
+        self.placeholders: dict[int, object] = {}  # id(sqlglot node) -> param number or name
         self.view_depth = 0
 
     # ---- errors with positions ------------------------------------------

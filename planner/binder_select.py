@@ -14,6 +14,7 @@ from planner.binder_expressions import (AggregateCollector, AggregateRef,
                                         ExpressionBinder, expr_key, output_name)
 from planner.binder_subquery import enter_query, leave_query, plan_conditions, plan_values
 from planner.binder_nested import UnnestCollector, windows_used
+from planner.binder_star import expand as expand_star, is_star_item
 from planner.binder_window import WindowCollector
 from planner.errors import UnsupportedFeatureError
 from planner.expressions import Call, ColumnRef, Expr, Literal, walk
@@ -146,16 +147,18 @@ def _require_boolean(ctx, e: Expr, node, clause: str) -> None:
 
 
 def _bind_select_list(ctx, scope, select, collector, windows=None, unnests=None) -> list[_Item]:
+    def binder() -> ExpressionBinder:
+        b = ExpressionBinder(ctx, scope, "SELECT", collector, windows)
+        b.unnests = unnests
+        return b
+
     items: list[_Item] = []
     for e in select.expressions:
-        star = e if isinstance(e, exp.Star) else (
-            e if isinstance(e, exp.Column) and isinstance(e.this, exp.Star) else None)
-        if star is not None:
-            items.extend(_expand_star(ctx, scope, star))
+        if is_star_item(e):
+            items.extend(_Item(it.name, e, it.expr, it.alias)
+                         for it in expand_star(ctx, scope, e, lambda n: binder().bind(n)))
             continue
-        binder = ExpressionBinder(ctx, scope, "SELECT", collector, windows)
-        binder.unnests = unnests
-        bound = binder.bind(e)
+        bound = binder().bind(e)
         name = output_name(e)
         if isinstance(e, exp.Column) and isinstance(bound, ColumnRef):
             name = bound.name          # the table's spelling, like DuckDB
@@ -163,26 +166,6 @@ def _bind_select_list(ctx, scope, select, collector, windows=None, unnests=None)
     if not items:
         raise ctx.error("SELECT list is empty", select)
     return items
-
-
-def _expand_star(ctx, scope, star) -> list[_Item]:
-    table = star.table if isinstance(star, exp.Column) else None
-    modifiers = star.this if isinstance(star, exp.Column) else star
-    if modifiers.args.get("replace") or modifiers.args.get("rename"):
-        raise UnsupportedFeatureError("* REPLACE/RENAME is not supported")
-    excluded = {c.name.lower() for c in (modifiers.args.get("except") or [])}
-    if table and not scope.has_table(table):
-        raise ctx.error(f"table {table} in {table}.* is not in FROM", star)
-    out = []
-    for i, c in enumerate(scope.columns):
-        if (c.hidden and not table) or c.name.lower() in excluded:
-            continue
-        if table and (c.table or "").lower() != table.lower():
-            continue
-        out.append(_Item(c.name, star, ColumnRef(i, c.type, c.name), False))
-    if not out:
-        raise ctx.error("SELECT * with no columns (no FROM clause?)", star)
-    return out
 
 
 def ordinal(node) -> int | None:

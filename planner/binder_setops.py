@@ -57,7 +57,7 @@ def bind_set_operation(qb, ast) -> Node:
             node = Aggregate(node, refs, [], list(names), [])
     else:
         node = _intersect_except(name, distinct, left, right, types, names)
-    return _order_limit(qb, ast, node)
+    return order_limit(qb, ast, node)
 
 
 def _unify(qb, a: T.DataType, b: T.DataType, name: str, ast) -> T.DataType:
@@ -109,7 +109,9 @@ def _intersect_except(name, distinct, left, right, types, names) -> Node:
     return Project(Filter(node, pred), refs, list(names))
 
 
-def _order_limit(qb, ast, node: Node) -> Node:
+def order_limit(qb, ast, node: Node) -> Node:
+    """ORDER BY / LIMIT / OFFSET of ``ast`` (a set operation or a
+    parenthesized query) over ``node``, by output names or positions."""
     from planner.binder_expressions import ExpressionBinder
     from planner.binder_select import is_all, limit_offset, ordinal
     order = ast.args.get("order")

@@ -98,7 +98,8 @@ def bind_subquery_expression(binder, node) -> Expr:
         kind, query, probe = "in", node.args["query"], node.this
     else:
         kind, query, probe = "scalar", node, None
-    if isinstance(query, exp.Subquery) and not query.args.get("alias"):
+    if isinstance(query, exp.Subquery) and not query.args.get("alias") and not any(
+            query.args.get(k) for k in ("order", "limit", "offset")):
         query = query.this
     corr_id = next(_IDS)
     plan = _bind_plan(ctx, binder.scope, corr_id, query)

@@ -20,6 +20,7 @@ from sqlglot import exp
 
 from planner import functions as F
 from planner import types as T
+from planner.binder_star import plain_star
 from planner.errors import UnsupportedFeatureError
 from planner.expressions import Call, Expr, Interval, Literal
 from planner.logical import Node, SortKey, Window, WindowFrame, WindowFunction
@@ -128,7 +129,7 @@ def bind_window(eb, node: exp.Window) -> Expr:
         arg_node = call.this
         if isinstance(arg_node, exp.Distinct):
             raise UnsupportedFeatureError(f"{name}(DISTINCT ...) OVER (...) is not supported")
-        if name == "count" and (arg_node is None or isinstance(arg_node, exp.Star)):
+        if name == "count" and (arg_node is None or plain_star(arg_node)):
             args, name, out = [], "count_star", T.BIGINT
         else:
             if arg_node is None or isinstance(arg_node, exp.Star):

@@ -6,10 +6,10 @@ engine/errors.py, where users import every pqdb error from.
 
 from __future__ import annotations
 
-from scan.errors import PqdbError, UnsupportedFeatureError
+from scan.errors import PqdbError, ProgrammingError, UnsupportedFeatureError
 
 
-class SQLError(PqdbError):
+class SQLError(ProgrammingError):
     """Bad SQL: parse errors and semantic errors.  ``line``/``column`` are
     1-based positions in the statement text when known."""
 

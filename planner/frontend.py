@@ -6,6 +6,7 @@ statement's ``sql`` is its own text and positions in errors refer to it.
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 
@@ -13,12 +14,18 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from planner.binder_coverage import check_statement
 from planner.errors import SQLError, UnsupportedFeatureError, position_of
 from planner.statements import (CreateViewStatement, DescribeStatement,
                                 DropViewStatement, ExplainStatement, QueryStatement,
                                 SetStatement, Statement)
 
 DIALECT = "duckdb"
+
+# sqlglot warns through logging when it falls back to a Command ("SET threads");
+# pqdb raises its own error for those, and with no handler configured Python
+# would print the warning to stderr (a second line beside the CLI's error).
+logging.getLogger("sqlglot").addHandler(logging.NullHandler())
 
 QUERY_TYPES = (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery)
 
@@ -27,8 +34,18 @@ def parse_statements(sql: str) -> list[Statement]:
     """Parse one or more ';'-separated statements."""
     out: list[Statement] = []
     for text in split_statements(sql):
+        if text.startswith(("--", "/*")) and _only_comments(text):
+            continue                    # "SELECT 1; -- done": nothing after the ';'
         out.extend(_parse_statement(text))
     return out
+
+
+def _only_comments(text: str) -> bool:
+    from sqlglot.dialects.dialect import Dialect
+    try:
+        return not Dialect.get_or_raise(DIALECT).tokenize(text)
+    except TokenError:
+        return False
 
 
 def split_statements(sql: str) -> list[str]:
@@ -135,6 +152,7 @@ def _parse_statement(text: str) -> list[Statement]:
     if isinstance(ast, QUERY_TYPES):
         return [QueryStatement(ast, text)]
     if isinstance(ast, exp.Describe):
+        check_statement(ast)
         target = ast.this
         if isinstance(target, exp.Table):                 # DESCRIBE table / view / 'file'
             # a copy: from_ would hang the cached tree's own node under the new query
@@ -149,6 +167,10 @@ def _parse_statement(text: str) -> list[Statement]:
         table = ast.this
         if isinstance(table, exp.Schema):
             raise UnsupportedFeatureError("CREATE VIEW with a column list is not supported")
+        check_statement(ast)
+        for prop in (ast.args.get("properties") or exp.Properties()).expressions:
+            check_statement(prop)
+        _check_view_name(table)
         query = ast.expression
         if not isinstance(query, QUERY_TYPES):
             raise SQLError("CREATE VIEW needs a query", 1, 1, sql=text)
@@ -159,10 +181,16 @@ def _parse_statement(text: str) -> list[Statement]:
         kind = (ast.args.get("kind") or "").upper()
         if kind != "VIEW":
             raise UnsupportedFeatureError(f"DROP {kind or 'statement'} is not supported")
+        check_statement(ast)
         tables = ast.args.get("tables") or [ast.this]
+        for t in tables:
+            _check_view_name(t)
         return [DropViewStatement(t.name, bool(ast.args.get("exists")), text) for t in tables]
     if isinstance(ast, exp.Set):
+        check_statement(ast)
         return [_set_item(item, text) for item in ast.expressions]
+    if isinstance(ast, exp.Command) and str(ast.this).upper() == "SET":
+        raise SQLError("syntax error: SET takes 'name = value'", 1, 1, sql=text)
     if isinstance(ast, (exp.Alias, exp.Condition, exp.Identifier)):
         # sqlglot reads a misspelt keyword ("SELEC x") as a bare expression
         word = text.split(None, 1)[0]
@@ -180,7 +208,21 @@ def _kind(ast) -> str:
     return names.get(type(ast).__name__, type(ast).__name__.upper())
 
 
+def _check_view_name(table) -> None:
+    if not isinstance(table, exp.Table) or not isinstance(table.this, exp.Identifier):
+        raise UnsupportedFeatureError(f"view name {table.sql(dialect=DIALECT)} is not supported")
+    if table.args.get("db") or table.args.get("catalog"):
+        raise UnsupportedFeatureError(f"schema-qualified view name {table.sql(dialect=DIALECT)} "
+                                      "is not supported (views have no schema)")
+    for key, value in table.args.items():
+        if key not in ("this", "db", "catalog") and value:
+            raise UnsupportedFeatureError(f"{key} on a view name is not supported")
+
+
 def _set_item(item, text: str) -> SetStatement:
+    if not isinstance(item, exp.SetItem):
+        raise UnsupportedFeatureError(f"SET {item.sql(dialect=DIALECT)} is not supported")
+    check_statement(item)
     eq = item.this
     if not isinstance(eq, exp.EQ):
         raise UnsupportedFeatureError(f"SET {item.sql(dialect=DIALECT)} is not supported")

@@ -1,19 +1,68 @@
-"""The root of pqdb's one exception hierarchy.
+"""The root of pqdb's one exception hierarchy, and PEP 249's classes.
 
 scan/ is the lowest room and may import nothing of ours, yet its errors must
-belong to the same hierarchy as SQL and execution errors.  So the root and the
-file/I-O classes live here; engine/errors.py re-exports them and adds the
-classes that speak SQL.  Users import everything from ``engine.errors``.
+belong to the same hierarchy as SQL and execution errors.  So the root, the
+PEP 249 classes every pqdb class derives from, and the file/I-O classes live
+here; planner/errors.py adds the SQL classes and engine/errors.py the
+execution and API ones (the whole tree is drawn there).  Users import
+everything from ``engine.errors`` (or ``engine``).
 """
 
 from __future__ import annotations
 
-
-class PqdbError(Exception):
-    """Base class of every error pqdb raises on purpose."""
+import builtins
 
 
-class PqdbIOError(PqdbError):
+# ---- PEP 249 ------------------------------------------------------------------
+
+class Warning(builtins.Exception):      # noqa: A001 - the PEP 249 name
+    """PEP 249 Warning (pqdb raises none)."""
+
+
+class PqdbError(builtins.Exception):
+    """Base class of every error pqdb raises (PEP 249 ``Error``)."""
+
+
+Error = PqdbError
+
+
+class InterfaceError(PqdbError):
+    """Misuse of the API rather than of the database: a closed connection or
+    cursor, fetching without a result."""
+
+
+class DatabaseError(PqdbError):
+    """An error of the database itself (every class below)."""
+
+
+class DataError(DatabaseError):
+    """Bad data: malformed files, values out of range, failed conversions."""
+
+
+class OperationalError(DatabaseError):
+    """The database's operation failed: I/O, memory, resources."""
+
+
+class IntegrityError(DatabaseError):
+    """PEP 249 IntegrityError (pqdb is read-only and raises none)."""
+
+
+class InternalError(DatabaseError):
+    """A bug in pqdb: an exception it did not expect.  The message names the
+    original exception's type; the original is the ``__cause__``."""
+
+
+class ProgrammingError(DatabaseError):
+    """Bad SQL, unknown names, bad parameters or options."""
+
+
+class NotSupportedError(DatabaseError):
+    """Something pqdb does not implement."""
+
+
+# ---- pqdb's classes ------------------------------------------------------------
+
+class PqdbIOError(OperationalError):
     """Reading bytes failed: missing file, short read, broken server.
 
     ``url`` and ``byte_range`` (start, end) name what was being read."""
@@ -30,7 +79,7 @@ class PqdbIOError(PqdbError):
         self.byte_range = byte_range
 
 
-class FileFormatError(PqdbError):
+class FileFormatError(DataError):
     """A Parquet file is malformed.  Names file, row group, column and page
     where known."""
 
@@ -54,10 +103,10 @@ class FileFormatError(PqdbError):
         self.page = page
 
 
-class UnsupportedFeatureError(PqdbError):
+class UnsupportedFeatureError(NotSupportedError):
     """A feature pqdb does not implement (yet); the message names it."""
 
 
-class AuthenticationError(PqdbError):
+class AuthenticationError(OperationalError):
     """An encrypted file could not be authenticated or decrypted (wrong key,
     tampered data)."""

@@ -24,7 +24,9 @@ def run(*args, stdin=""):
 def assert_one_line_error(rc, out, err, code=1):
     assert rc == code, (out, err)
     assert "Traceback" not in err and "Traceback" not in out
-    assert err.startswith("Error: " if code == 1 else "Internal error: ")
+    assert err.startswith("Error: ")
+    if code == 2:
+        assert err.startswith("Error: internal error (a bug in pqdb): ")
 
 
 # ---------------------------------------------------------------- errors
@@ -82,7 +84,7 @@ def test_internal_error_and_interrupt(monkeypatch, capsys):
     monkeypatch.setattr(cli._Shell, "run_text", boom)
     assert cli.main(["-c", "select 1"]) == 2
     err = capsys.readouterr().err
-    assert err == "Internal error: ValueError: boom second line\n"
+    assert err == "Error: internal error (a bug in pqdb): ValueError: boom second line\n"
 
     def interrupt(self, text):
         raise KeyboardInterrupt
@@ -162,3 +164,64 @@ def test_explain_prints_plan_text(nation, tmp_path):
     assert rc == 0, err
     assert "Scan" in out and "┌" not in out
     assert db.is_dir()
+
+
+# ---------------------------------------------------------------- every error is one line
+
+@pytest.fixture(scope="module")
+def small_nation(tmp_path_factory):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path_factory.mktemp("cli_errors") / "nation.parquet"
+    pq.write_table(pa.table({"n_nationkey": pa.array([0, 1], pa.int32()),
+                             "n_name": ["ALGERIA", "ARGENTINA"]}), path)
+    return str(path)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-c", "SELECT * FROM no_such_table"], "table no_such_table does not exist"),
+    (["-c", "SELECT nope FROM '{nation}'"], "column nope not found"),
+    (["-c", "SELECT no_such_fn(1)"], "unknown function no_such_fn"),
+    (["-c", "SELECT * EXCLUDE (nope) FROM '{nation}'"], "nope in EXCLUDE list not found"),
+    (["-c", "SELECT n_name FROM '{nation}' QUALIFY true"], "QUALIFY is not supported"),
+    (["-c", "SET threads = 'x'"], "invalid value 'x' for option threads"),
+    (["-c", "SET nope = 1"], "unknown option 'nope'"),
+    (["-c", "INSERT INTO t VALUES (1)"], "INSERT is not supported"),
+    # regression: sqlglot's fallback warning was printed before the error line
+    (["-c", "RESET threads"], "RESET is not supported"),
+    (["-c", "SET threads"], "SET takes 'name = value'"),
+    (["-s", "memory_limit=lots", "-c", "SELECT 1"], "invalid value 'lots'"),
+    (["-c", "SELECT 1; SELECT 1/0 + 'x'::INTEGER"], "Could not convert string 'x'"),
+    (["--database", "/dev/null/db", "-c", "SELECT 1"], "/dev/null/db"),
+])
+def test_errors_are_one_line_without_traceback(small_nation, args, message):
+    rc, out, err = run(*[a.format(nation=small_nation) for a in args])
+    assert rc == 1, (out, err)
+    assert "Traceback" not in err and "Traceback" not in out
+    assert err.startswith("Error: ") and message.lower() in err.splitlines()[0].lower(), err
+
+
+def test_bad_script_files(tmp_path):
+    script = tmp_path / "latin1.sql"
+    script.write_bytes(b"SELECT '\xe9';")
+    rc, out, err = run(str(script))
+    assert_one_line_error(rc, out, err)
+    assert "not UTF-8" in err
+    rc, out, err = run(str(tmp_path))                      # a directory
+    assert_one_line_error(rc, out, err)
+
+
+def test_bad_command_line_is_one_error_line():
+    rc, out, err = run("--format", "xml", "-c", "SELECT 1")
+    assert rc == 2 and "Traceback" not in err
+    assert err.startswith("Error: argument --format") and len(err.splitlines()) == 1
+
+
+def test_debug_environment_variable_prints_traceback(monkeypatch, capsys):
+    def boom(self, text):
+        raise KeyError("k")
+    monkeypatch.setattr(cli._Shell, "run_text", boom)
+    monkeypatch.setenv("PQDB_DEBUG", "1")
+    assert cli.main(["-c", "select 1"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" in err and err.splitlines()[-1].startswith("Error: internal error")

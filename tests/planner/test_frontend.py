@@ -90,3 +90,30 @@ def test_describe_leaves_the_cached_parse_unchanged():
     (again,) = parse_statements("DESCRIBE lineitem")
     assert cached.this.parent is cached
     assert first.ast is not again.ast and first.ast.sql() == again.ast.sql()
+
+
+def test_comments_after_the_last_statement_are_no_statement():
+    # regression: a script ending in a comment failed, "expected exactly one statement"
+    assert len(parse_statements("select 1; -- done")) == 1
+    assert len(parse_statements("select 1;\n/* end */\n")) == 1
+    assert parse_statements("-- nothing but a comment") == []
+    assert len(parse_statements("/* lead */ select 2; -- x\n select 3")) == 2
+
+
+@pytest.mark.parametrize("sql, name", [
+    ("set local threads = 1", "SET LOCAL"),
+    ("drop view v cascade", r"DROP \.\.\. CASCADE"),
+    ("create view s.v as select 1", "schema-qualified view name s.v"),
+    ("drop view s.v", "schema-qualified view name s.v"),
+    ("reset threads", "RESET"),
+])
+def test_statement_parts_are_bound_or_refused(sql, name):
+    with pytest.raises(UnsupportedFeatureError, match=name):
+        parse_statements(sql)
+
+
+def test_session_and_global_settings_are_the_connection_s():
+    stmts = parse_statements("set session threads = 2; set global threads = 3; "
+                             "create temp view v as select 1")
+    assert [(s.name, s.value) for s in stmts[:2]] == [("threads", 2), ("threads", 3)]
+    assert isinstance(stmts[2], CreateViewStatement)
