@@ -142,7 +142,7 @@ def _region_internal(node: Node) -> bool:
     return isinstance(node, Join) and node.kind in ("inner", "cross")
 
 
-class _Origin:
+class ColumnOrigin:
     """A column traced down to a scan: the table column, and the fewest rows
     of any node on the way (region joins not counted)."""
     __slots__ = ("scan", "column", "cap")
@@ -151,13 +151,13 @@ class _Origin:
         self.scan, self.column, self.cap = scan, column, cap
 
 
-def _origin(node: Node, index: int) -> _Origin | None:
+def column_origin(node: Node, index: int) -> ColumnOrigin | None:
     cap = math.inf
     while True:
         if not _region_internal(node):
             cap = min(cap, estimate(node))
         if isinstance(node, Scan):
-            return _Origin(node, node.columns[index], cap)
+            return ColumnOrigin(node, node.columns[index], cap)
         if isinstance(node, (Filter, Sort, Limit)):
             node = node.child
         elif isinstance(node, Window):
@@ -202,7 +202,7 @@ def _is_key(scan: Scan, columns: tuple[int, ...]) -> tuple[bool, str]:
     return columns == (0,), "default"
 
 
-def _distinct(origin: _Origin) -> Estimate:
+def _distinct(origin: ColumnOrigin) -> Estimate:
     """Distinct values of the traced column among the rows that reach the
     end of the trace (capped by origin.cap)."""
     scan = origin.scan
@@ -218,7 +218,7 @@ def _distinct(origin: _Origin) -> Estimate:
     return _rows(min(math.sqrt(max(total, 1.0)), origin.cap), "default")
 
 
-def _domain(origin: _Origin) -> Estimate:
+def _domain(origin: ColumnOrigin) -> Estimate:
     """The column's distinct values in its whole table (for a key: the
     table's rows, which is what a key/foreign-key join divides by)."""
     scan = origin.scan
@@ -236,7 +236,7 @@ def _domain(origin: _Origin) -> Estimate:
 
 def column_ndv(node: Node, expr: Expr) -> float:
     """Guessed distinct count of expr over node's output."""
-    origin = _origin(node, expr.index) if isinstance(expr, ColumnRef) else None
+    origin = column_origin(node, expr.index) if isinstance(expr, ColumnRef) else None
     if origin is None:
         return max(math.sqrt(estimate(node)), 1.0)
     return _distinct(origin).value
@@ -294,8 +294,8 @@ def join_selectivity(left: Node, right: Node, left_keys: list[Expr],
     i) keeps; see the module docstring."""
     groups: dict[tuple, list] = {}
     for i, (lk, rk) in enumerate(zip(left_keys, right_keys)):
-        lo = _origin(left, lk.index) if isinstance(lk, ColumnRef) else None
-        ro = _origin(right, rk.index) if isinstance(rk, ColumnRef) else None
+        lo = column_origin(left, lk.index) if isinstance(lk, ColumnRef) else None
+        ro = column_origin(right, rk.index) if isinstance(rk, ColumnRef) else None
         key = (id(lo.scan), id(ro.scan)) if lo is not None and ro is not None else ("pair", i)
         groups.setdefault(key, []).append((lk, rk, lo, ro))
     sel, source = 1.0, "default"
@@ -332,11 +332,11 @@ def key_ndv(node: Node, key: Expr) -> Estimate:
     """The distinct count that an equi-join on ``key`` (over node's output)
     divides by: for a key column the rows of its table, else its distinct
     values (see join_selectivity)."""
-    origin = _origin(node, key.index) if isinstance(key, ColumnRef) else None
+    origin = column_origin(node, key.index) if isinstance(key, ColumnRef) else None
     return _pair_ndv(node, key, origin)
 
 
-def _pair_ndv(node: Node, key: Expr, origin: _Origin | None) -> Estimate:
+def _pair_ndv(node: Node, key: Expr, origin: ColumnOrigin | None) -> Estimate:
     """A join key's distinct count as the join divides by it: a key column
     counts all rows of its table (uncapped: the key/foreign-key rule)."""
     if origin is None:
@@ -354,8 +354,8 @@ def _semi_rows(node: Join, left: Estimate) -> Estimate:
     frac = None
     if node.left_keys:
         for lk, rk in zip(node.left_keys, node.right_keys):
-            lo = _origin(node.left, lk.index) if isinstance(lk, ColumnRef) else None
-            ro = _origin(node.right, rk.index) if isinstance(rk, ColumnRef) else None
+            lo = column_origin(node.left, lk.index) if isinstance(lk, ColumnRef) else None
+            ro = column_origin(node.right, rk.index) if isinstance(rk, ColumnRef) else None
             if lo is None or ro is None or lo.scan.statistics is None or \
                     ro.scan.statistics is None:
                 continue
@@ -387,10 +387,10 @@ def group_count(node: Aggregate) -> Estimate:
     product of one table's columns capped by a key among them, all capped by
     the input rows."""
     child = estimate_with_source(node.child)
-    by_scan: dict[int, list[_Origin]] = {}
+    by_scan: dict[int, list[ColumnOrigin]] = {}
     ndv, sources = 1.0, []
     for g in node.groups:
-        origin = _origin(node.child, g.index) if isinstance(g, ColumnRef) else None
+        origin = column_origin(node.child, g.index) if isinstance(g, ColumnRef) else None
         if origin is None:
             ndv *= max(math.sqrt(child.value), 1.0)
             sources.append("default")

@@ -66,7 +66,7 @@ def _literal(lit: Literal) -> str:
     return str(v)
 
 
-def _aggregate(a: AggregateCall, names) -> str:
+def aggregate_text(a: AggregateCall, names) -> str:
     if a.arg is None:
         return "count_star()"
     return f"{a.func}({'DISTINCT ' if a.distinct else ''}{render(a.arg, names)})"
@@ -116,7 +116,7 @@ def _explain(node: Node, depth: int, lines: list[str]) -> None:
             for e, n in zip(node.exprs, node.names))
     elif isinstance(node, Aggregate):
         groups = ", ".join(render(g, child_names) for g in node.groups)
-        aggs = ", ".join(_aggregate(a, child_names) for a in node.aggregates)
+        aggs = ", ".join(aggregate_text(a, child_names) for a in node.aggregates)
         text = f"Aggregate groups=[{groups}] aggregates=[{aggs}]"
     elif isinstance(node, Join):
         lnames = [f.name for f in node.left.schema]

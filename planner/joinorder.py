@@ -102,7 +102,7 @@ def components(n: int, nbr: list[int]) -> list[int]:
     return out
 
 
-class _Graph:
+class JoinGraph:
     def __init__(self, nbr: list[int], card: Callable[[int], float]):
         self.nbr = nbr
         self._card = card
@@ -149,7 +149,7 @@ class _TooManyPairs(Exception):
     pass
 
 
-def csg_cmp_pairs(g: _Graph, within: int, limit: float = float("inf")) -> list[tuple[int, int]]:
+def csg_cmp_pairs(g: JoinGraph, within: int, limit: float = float("inf")) -> list[tuple[int, int]]:
     """Every pair (S1, S2) of disjoint connected subsets of ``within`` with an
     edge between them, each unordered pair once (DPccp's EnumerateCsg and
     EnumerateCmp); raises _TooManyPairs past ``limit``."""
@@ -190,7 +190,7 @@ def csg_cmp_pairs(g: _Graph, within: int, limit: float = float("inf")) -> list[t
     return pairs
 
 
-def dpccp(g: _Graph, within: int, max_pairs: float = MAX_PAIRS) -> Tree | None:
+def dpccp(g: JoinGraph, within: int, max_pairs: float = MAX_PAIRS) -> Tree | None:
     """The cheapest tree (C_out) over the connected set ``within``; None when
     it has more than max_pairs csg-cmp pairs."""
     try:
@@ -208,7 +208,7 @@ def dpccp(g: _Graph, within: int, max_pairs: float = MAX_PAIRS) -> Tree | None:
     return best[within]
 
 
-def goo(g: _Graph, within: int) -> Tree:
+def goo(g: JoinGraph, within: int) -> Tree:
     """Greedy operator ordering: join the connected pair with the smallest
     result until none is left, then cross the two smallest."""
     trees = [g.leaf(i) for i in bits(within)]
@@ -235,7 +235,7 @@ def best_tree(n: int, edges: Iterable[tuple[int, int]], card: Callable[[int], fl
               max_relations: int = MAX_RELATIONS, max_pairs: float = MAX_PAIRS) -> Tree:
     """The join tree for relations 0..n-1 (see the module docstring)."""
     nbr = neighbor_masks(n, edges)
-    g = _Graph(nbr, card)
+    g = JoinGraph(nbr, card)
     trees = []
     for comp in components(n, nbr):
         tree = goo(g, comp)

@@ -23,7 +23,7 @@ import types
 import duckdb
 
 from planner import plan_query
-from planner.explain import _aggregate, render
+from planner.explain import aggregate_text, render
 from planner.logical import Aggregate, Filter, Join, Limit, Project, Scan, Sort
 
 from . import tpch_statistics
@@ -63,7 +63,7 @@ def plan_sql(node) -> str:
     if isinstance(node, Aggregate):
         cn = names(node.child)
         items = [render(g, cn) for g in node.groups] + [
-            _aggregate(a, cn).replace("count_star()", "count(*)") for a in node.aggregates]
+            aggregate_text(a, cn).replace("count_star()", "count(*)") for a in node.aggregates]
         group = f" GROUP BY {', '.join(render(g, cn) for g in node.groups)}" if node.groups else ""
         return (f"SELECT {', '.join(f'{x} AS c{i}' for i, x in enumerate(items))} "
                 f"FROM ({plan_sql(node.child)}) t{group}")

@@ -96,14 +96,14 @@ def test_results_equal_duckdb(root, sql, keys):
 def test_implied_edge_is_used(root):
     """a and c are both filtered, b is not: the plan joins a with c on
     a.x = c.x, which no conjunct names, before b."""
-    from planner.cardinality import _origin
+    from planner.cardinality import column_origin
     sql = ("SELECT count(*) FROM a, b, c WHERE a.x = b.x AND b.x = c.x AND c.w = 3 "
            "AND a.y < 100")
     plan = _plan(root, sql)
     pairs = set()
     for j in _joins(plan):
         for lk, rk in zip(j.left_keys, j.right_keys):
-            pairs.add(frozenset((_origin(j.left, lk.index).scan.alias,
-                                 _origin(j.right, rk.index).scan.alias)))
+            pairs.add(frozenset((column_origin(j.left, lk.index).scan.alias,
+                                 column_origin(j.right, rk.index).scan.alias)))
     assert frozenset(("a", "c")) in pairs, pairs
     assert len(pairs) == 2

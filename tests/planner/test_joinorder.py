@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from planner.joinorder import (_Graph, best_tree, bits, components, csg_cmp_pairs, goo,
+from planner.joinorder import (JoinGraph, best_tree, bits, components, csg_cmp_pairs, goo,
                                neighbor_masks)
 
 
@@ -43,7 +43,7 @@ def test_dpccp_enumerates_each_csg_cmp_pair_once(shape):
     make, count = SHAPES[shape]
     for n in range(3 if shape == "cycle" else 2, 10):
         edges = make(n)
-        g = _Graph(neighbor_masks(n, edges), lambda m: 1.0)
+        g = JoinGraph(neighbor_masks(n, edges), lambda m: 1.0)
         pairs = csg_cmp_pairs(g, (1 << n) - 1)
         assert len(pairs) == count(n), (shape, n)
         assert len({frozenset(p) for p in pairs}) == len(pairs)
@@ -153,7 +153,7 @@ def test_dpccp_finds_the_cheapest_bushy_tree(n):
         edges, card = _random_case(rnd, n, rnd.randrange(0, n * (n - 1) // 2 - n + 2))
         nbr = neighbor_masks(n, edges)
         tree = best_tree(n, edges, card)
-        g = _Graph(nbr, card)
+        g = JoinGraph(nbr, card)
         full = (1 << n) - 1
         want = min(_all_trees(g, full)) if n <= 6 else _exhaustive(g, full)
         assert math.isclose(tree.cost, want, rel_tol=1e-9), (edges, tree.cost, want)
@@ -166,7 +166,7 @@ def test_listing_and_exhaustive_search_agree():
     rnd = random.Random(7)
     for n in (4, 5, 6):
         edges, card = _random_case(rnd, n, 3)
-        g = _Graph(neighbor_masks(n, edges), card)
+        g = JoinGraph(neighbor_masks(n, edges), card)
         full = (1 << n) - 1
         assert math.isclose(min(_all_trees(g, full)), _exhaustive(g, full))
 
@@ -214,7 +214,7 @@ def test_disconnected_components_are_crossed_last_smallest_first():
 def test_greedy_past_the_limits():
     rnd = random.Random(3)
     edges, card = _random_case(rnd, 8, 10)
-    g = _Graph(neighbor_masks(8, edges), card)
+    g = JoinGraph(neighbor_masks(8, edges), card)
     greedy = goo(g, (1 << 8) - 1)
     assert best_tree(8, edges, card, max_pairs=5).cost == greedy.cost
     assert best_tree(8, edges, card, max_relations=7).cost == greedy.cost
