@@ -16,6 +16,7 @@ values) is checked in one call (``might_contain_many``).
 
 from __future__ import annotations
 
+import logging
 import math
 import struct
 
@@ -314,28 +315,47 @@ def parse_bloom_filter(buf, col, available: int | None = None) -> BloomFilter:
 
 _HEADER_GUESS = 64
 
+log = logging.getLogger("pqdb.scan")
+
 
 def read_bloom_filter(pf, row_group: int, column: int) -> BloomFilter | None:
-    """The bloom filter of one column chunk, or None when it has none."""
+    """The bloom filter of one column chunk, or None when it has none or
+    when the one it has does not agree with the file: a filter lying
+    outside the data region or inside its own chunk, a header that does not
+    decode, names another algorithm, or whose bitset size disagrees with
+    ``bloom_filter_length`` is ignored (a debug note), never trusted to
+    skip a row group and never a reason to refuse the file (as DuckDB)."""
     chunk, col, ctx = locate_chunk(pf, row_group, column)
     off = chunk.bloom_filter_offset
     if off is None:
         return None
-    end = pf._data_end
-    length = chunk.bloom_filter_length
     try:
-        if off < 4 or off >= end:
-            raise FileFormatError(f"bloom filter offset {off} lies outside the data region "
-                                  f"4..{end}")
-        if length is not None:
-            if length <= 0 or off + length > end:
-                raise FileFormatError(f"bloom filter range {off}+{length} lies outside the "
-                                      f"data region 4..{end}")
-            return parse_bloom_filter(pf.buffer_manager.get(pf.source, off, length), col)
-        head = pf.buffer_manager.get(pf.source, off, min(_HEADER_GUESS, end - off))
-        header, pos = T.decode_struct(head, BLOOM_FILTER_HEADER, 0, len(head))
-        n = header.get("numBytes") or 0
-        total = min(pos + max(n, 0), end - off)
-        return parse_bloom_filter(pf.buffer_manager.get(pf.source, off, total), col)
-    except FileFormatError as e:
-        raise FileFormatError(f"bad bloom filter: {e}", **ctx) from None
+        return _read_checked(pf, chunk, col, off, chunk.bloom_filter_length)
+    except (FileFormatError, UnsupportedFeatureError) as e:
+        log.debug("bloom filter ignored (%s): %s", ", ".join(f"{k} {v}" for k, v in ctx.items()), e)
+        return None
+
+
+def _read_checked(pf, chunk, col, off: int, length: int | None) -> BloomFilter:
+    end = pf._data_end
+    if off < 4 or off >= end:
+        raise FileFormatError(f"offset {off} lies outside the data region 4..{end}")
+    if chunk.start <= off < chunk.start + chunk.length:
+        raise FileFormatError(f"offset {off} lies inside its column chunk "
+                              f"{chunk.start}..{chunk.start + chunk.length}")
+    if length is not None:
+        if length <= 0 or off + length > end:
+            raise FileFormatError(f"range {off}+{length} lies outside the data region 4..{end}")
+        buf = np.asarray(pf.buffer_manager.get(pf.source, off, length), np.uint8)
+        _, pos = T.decode_struct(buf, BLOOM_FILTER_HEADER, 0, len(buf))
+        bf = parse_bloom_filter(buf, col)
+        if pos + bf.num_bytes != length:
+            raise FileFormatError(f"header of {pos} bytes and bitset of {bf.num_bytes} bytes "
+                                  f"disagree with bloom_filter_length {length}")
+        return bf
+    head = pf.buffer_manager.get(pf.source, off, min(_HEADER_GUESS, end - off))
+    header, pos = T.decode_struct(head, BLOOM_FILTER_HEADER, 0, len(head))
+    n = header.get("numBytes")
+    if not isinstance(n, int) or n <= 0 or pos + n > end - off:
+        raise FileFormatError(f"bitset of {n} bytes runs past the data region")
+    return parse_bloom_filter(pf.buffer_manager.get(pf.source, off, pos + n), col)

@@ -374,8 +374,7 @@ def _chunk_info(cc: dict, col: ColumnInfo, j: int, orders, path, rg, data_end) -
         encoding_stats=md.get("encoding_stats") or [])
     stats = md.get("statistics")
     if stats:
-        nc = stats.get("null_count")
-        info.null_count = nc if nc is not None and nc >= 0 else None
+        info.null_count = usable_null_count(stats, col, info.num_values)
         info.distinct_count = stats.get("distinct_count")
         if not col.nested and not col.type_name.startswith("unsupported:"):
             info.stats_min, info.stats_max = decode_min_max(stats, col)
@@ -383,6 +382,39 @@ def _chunk_info(cc: dict, col: ColumnInfo, j: int, orders, path, rg, data_end) -
 
 
 _UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
+# the value range of the integer types narrower than their physical type:
+# statistics outside it contradict the column (DuckDB's out_of_range_stats)
+_INT_RANGES = {"int8": (-2**7, 2**7 - 1), "int16": (-2**15, 2**15 - 1),
+               "uint8": (0, 2**8 - 1), "uint16": (0, 2**16 - 1)}
+
+
+def usable_null_count(stats: dict, col: ColumnInfo, num_values) -> int | None:
+    """The statistics' null_count when it agrees with the chunk: not
+    negative, at most ``num_values`` (the chunk's values, or the row
+    group's rows), 0 for a required column, and not "every value is NULL"
+    beside a min or max (which only non-null values have).  None: unknown,
+    which skips nothing."""
+    nc = stats.get("null_count")
+    if not isinstance(nc, int) or isinstance(nc, bool) or nc < 0:
+        return None
+    if isinstance(num_values, int) and num_values >= 0 and nc > num_values:
+        return None
+    if col.max_def_level == 0 and nc:
+        return None
+    if nc and nc == num_values and any(stats.get(k) is not None
+                                       for k in ("min_value", "max_value", "min", "max")):
+        return None
+    return nc
+
+
+def ordered_bounds(lo, hi) -> bool:
+    """False when decoded bounds contradict each other (min > max)."""
+    if lo is None or hi is None:
+        return True
+    try:
+        return not (lo > hi)
+    except TypeError:
+        return False
 
 
 def _signed_sort_order(col: ColumnInfo) -> bool:
@@ -402,7 +434,7 @@ def decode_min_max(stats: dict, col: ColumnInfo) -> tuple:
         lo = -0.0
     if isinstance(hi, float) and hi == 0.0:
         hi = 0.0
-    if lo is None or hi is None:
+    if lo is None or hi is None or not ordered_bounds(lo, hi):
         return None, None
     return lo, hi
 
@@ -420,6 +452,11 @@ def decode_stat_value(raw, col: ColumnInfo):
             if len(raw) != width:
                 return None
             v = int.from_bytes(raw, "little", signed=t not in _UNSIGNED)
+            bounds = _INT_RANGES.get(t)
+            if bounds is not None and not bounds[0] <= v <= bounds[1]:
+                return None
+            if t.startswith("decimal") and abs(v) >= 10 ** col.precision:
+                return None
             if col.time_unit == "MILLIS":
                 v *= 1000
             elif col.time_unit == "NANOS" and t == "time_us":
@@ -437,8 +474,11 @@ def decode_stat_value(raw, col: ColumnInfo):
                     return None
                 v = struct.unpack("<e", raw)[0]
                 return None if math.isnan(v) else v
+            if p == "FIXED_LEN_BYTE_ARRAY" and len(raw) != col.type_length:
+                return None                          # not a value of this column
             if t.startswith("decimal"):
-                return int.from_bytes(raw, "big", signed=True) if raw else None
+                v = int.from_bytes(raw, "big", signed=True) if raw else None
+                return None if v is None or abs(v) >= 10 ** col.precision else v
             return bytes(raw)
     except (IndexError, struct.error, ValueError):
         return None

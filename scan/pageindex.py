@@ -201,3 +201,27 @@ def read_offset_index(pf, row_group: int, column: int) -> OffsetIndex | None:
         raise FileFormatError(f"bad offset index: {e}", **ctx) from None
     except UnsupportedFeatureError:
         raise
+
+
+def offset_index_agrees(pf, row_group: int, column: int, oi: OffsetIndex) -> bool:
+    """True when every page ``oi`` names is, by its page header, a data page
+    of the rows the index gives it, ending where the index says: an offset
+    index whose row counts the pages contradict must not decide which rows
+    a filter skips (the reader walks the headers instead, scan/row_ranges.py).
+    Reads the chunk through the buffer manager, as the scan of it will."""
+    col, rg, chunk, length = pf._check_chunk(row_group, column)
+    if col.max_rep_level > 0:
+        return False                       # nested: pages hold values, not rows
+    buf = pf.buffer_manager.get(pf.source, chunk.start, length)
+    for p in range(oi.num_pages):
+        pos = int(oi.offsets[p]) - chunk.start
+        try:
+            header, body = T.decode_struct(buf, T.PAGE_HEADER, pos, len(buf))
+        except FileFormatError:
+            return False
+        kind = header.get("type")
+        h = header.get("data_page_header" if kind == 0 else "data_page_header_v2")
+        if kind not in (0, 3) or h is None or h.get("num_values") != int(oi.row_counts[p]) \
+                or body + header.get("compressed_page_size", -1) != pos + int(oi.compressed_sizes[p]):
+            return False
+    return True

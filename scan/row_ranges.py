@@ -117,10 +117,12 @@ class ChunkState:
             for i, (pos, first) in enumerate(directory):
                 stop = directory[i + 1][1] if i + 1 < len(directory) else self.num_rows
                 slots.append(_PageSlot(first, stop - first, pos))
-            if directory and directory[0][0] > 0:
-                self.dict_pos = 0
-            return slots
-        pos, end, row = 0, len(self.buf), 0
+            if self._agrees(slots):
+                if directory and directory[0][0] > 0:
+                    self.dict_pos = 0
+                return slots
+            slots = []                     # an offset index the pages contradict:
+        pos, end, row = 0, len(self.buf), 0  # walk the page headers instead
         while pos < end and row < self.num_rows:
             header, body = self._header(pos)
             ptype = header.get("type")
@@ -141,6 +143,28 @@ class ChunkState:
             raise FileFormatError(f"column chunk has {row} values, row group has "
                                   f"{self.num_rows} rows")
         return slots
+
+    def _agrees(self, slots) -> bool:
+        """True when every page the offset index names is a data page of
+        the row count it claims, inside the chunk: an index that disagrees
+        with the pages is not used (the file is read by its headers)."""
+        end = len(self.buf)
+        for slot in slots:
+            if not 0 <= slot.header_pos < end or slot.num_rows <= 0:
+                return False
+            try:
+                header, body = self._header(slot.header_pos)
+            except FileFormatError:
+                return False
+            ptype = header.get("type")
+            csize = header.get("compressed_page_size")
+            if ptype not in (DATA_PAGE, DATA_PAGE_V2) or csize is None or csize < 0 \
+                    or body + csize > end:
+                return False
+            h = header.get("data_page_header" if ptype == DATA_PAGE else "data_page_header_v2")
+            if (h or {}).get("num_values") != slot.num_rows:
+                return False
+        return True
 
     # -- pages -------------------------------------------------------------
     def _decompress(self, pos, ordinal):

@@ -11,7 +11,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from engine.filtering.pruning import chunk_range, leaf_may_match, page_ranges
+from engine.filtering.pruning import chunk_range, leaf_may_match, page_ranges, trusted_page_index
 from engine.filtering.terms import AllOf, Leaf
 
 
@@ -77,12 +77,10 @@ def surviving_spans(pf, rg: int, file_cols: list, term, columns) -> tuple:
         fc = file_cols[c]
         if pf.columns[fc].nested:
             continue
-        ci = pf.column_index(rg, fc)
-        if ci is None:
+        index = trusted_page_index(pf, rg, fc)
+        if index is None:
             continue
-        oi = pf.offset_index(rg, fc)
-        if oi is None or oi.num_pages != ci.num_pages or oi.num_pages == 0:
-            continue
+        ci, oi = index
         chunk = chunk_range(pf, rg, fc)
         per_col[c] = (oi.first_row_indexes, page_ranges(pf, rg, fc, ci, oi.row_counts, chunk))
     if not per_col:

@@ -21,14 +21,20 @@ Bloom filters (scan/bloom.py) reject row groups for = and IN."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass
 
+import numpy as np
+
 from engine.filtering.terms import (NO_MATCH, UNKNOWN, AllOf, Leaf, bloom_columns,
                                     filter_terms, term_columns, term_key)
-from scan.metadata import decode_stat_value
+from scan.errors import PqdbError
+from scan.pageindex import offset_index_agrees
+from scan.metadata import decode_stat_value, ordered_bounds, usable_null_count
 
 _UNSIGNED_NAMES = ("uint8", "uint16", "uint32", "uint64")
+log = logging.getLogger("pqdb.scan")
 
 
 # ---- value ranges --------------------------------------------------------------
@@ -105,8 +111,7 @@ def _chunk_range(pf, rg: int, c: int) -> ValueRange:
         return rng
     if not stats or col.nested:
         return rng
-    nc = stats.get("null_count")
-    rng.null_count = nc if isinstance(nc, int) and 0 <= nc else None
+    rng.null_count = usable_null_count(stats, col, meta.num_rows)
     order = _compare_order(col, pf.metadata.raw.get("column_orders"))
     if order is None:
         return rng
@@ -117,10 +122,73 @@ def _chunk_range(pf, rg: int, c: int) -> ValueRange:
         lo_raw, hi_raw = stats.get("min"), stats.get("max")      # deprecated fields
         hi_exact = True                  # (an inexact min is still a lower bound)
     lo, hi = decode_stat_value(lo_raw, col), decode_stat_value(hi_raw, col)
+    if not ordered_bounds(lo, hi):
+        return rng                       # min > max: the bounds say nothing
     if isinstance(hi, bytes) and not hi_exact:
         hi = increment_bytes(hi)
     rng.lo, rng.hi = _zero_sign(lo, hi)
     return rng
+
+
+def trusted_page_index(pf, rg: int, c: int):
+    """(ColumnIndex, OffsetIndex) of column chunk ``c`` of row group ``rg``
+    when both are present and agree with each other and with the chunk,
+    else None (decided once per open file).  An index that does not decode,
+    whose page counts differ, whose pages do not tile the chunk, or whose
+    pages claim more NULLs than rows, NULLs in a required column, a null
+    page with non-null values or min > max is ignored (a debug note): it
+    skips nothing and refuses nothing."""
+    memo = getattr(pf, "memo", None)
+    key = ("trusted_page_index", rg, c)
+    if memo is not None and key in memo:
+        return memo[key]
+    why = None
+    try:
+        found = _trusted_page_index(pf, rg, c)
+    except PqdbError as e:
+        found, why = None, str(e)
+    if isinstance(found, str):
+        found, why = None, found
+    if why:
+        log.debug("page index of row group %d column %d ignored: %s", rg, c, why)
+    if memo is not None:
+        memo[key] = found
+    return found
+
+
+def _trusted_page_index(pf, rg: int, c: int):
+    """(ci, oi) when trusted; else a reason (str), or None when absent."""
+    ci = pf.column_index(rg, c)
+    if ci is None:
+        return None
+    oi = pf.offset_index(rg, c)
+    if oi is None:
+        return None
+    n = ci.num_pages
+    if oi.num_pages != n or n == 0:
+        return f"{n} pages in the column index, {oi.num_pages} in the offset index"
+    chunk = pf.row_groups[rg].columns[c]
+    ends = oi.offsets + oi.compressed_sizes.astype(np.int64)
+    if (oi.offsets[1:] != ends[:-1]).any() or ends[-1] > chunk.start + chunk.length:
+        return "the offset index's pages do not tile the column chunk"
+    rows = oi.row_counts
+    if (rows <= 0).any():
+        return "a page of the offset index holds no rows"
+    col = pf.columns[c]
+    if not offset_index_agrees(pf, rg, c, oi):
+        return "the page headers contradict the offset index"
+    if ci.null_counts is not None:
+        nulls = ci.null_counts
+        if (nulls > rows).any():
+            return "a page has more NULLs than rows"
+        if col.max_def_level == 0 and nulls.any():
+            return "a page of a required column has NULLs"
+        if (ci.null_pages & (nulls != rows)).any():
+            return "a null page has non-null values"
+    for p in range(n):
+        if not ci.null_pages[p] and not ordered_bounds(ci.min_values[p], ci.max_values[p]):
+            return f"page {p} has min > max"
+    return ci, oi
 
 
 def page_ranges(pf, rg: int, c: int, ci, row_counts, chunk: ValueRange) -> list:
