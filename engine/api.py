@@ -10,7 +10,7 @@ import numpy as np
 from engine.block import Block, concat_blocks, empty_vector
 from engine.catalog import Catalog
 from engine.config import Config
-from engine.convert import (block_to_numpy, block_to_rows, strings_to_vector,
+from engine.convert import (block_to_display_rows, block_to_numpy, block_to_rows, strings_to_vector,
                             unique_names, vector_to_numpy, vector_to_pylist, views_to_buffer)
 from engine.errors import (ConfigError, InterfaceError, MemoryLimitError, PqdbError, PqdbIOError,
                            ProgrammingError, UnsupportedFeatureError, internal_error)
@@ -104,6 +104,10 @@ class Result:
     def rows_slice(self, start: int, stop: int) -> list[tuple]:
         """Rows start..stop as tuples of Python values (independent of fetch*)."""
         return block_to_rows(self._block, start, stop)
+
+    def display_slice(self, start: int, stop: int) -> list[tuple]:
+        """rows_slice for printing: nanosecond values keep their digits."""
+        return block_to_display_rows(self._block, start, stop)
 
     def fetchone(self) -> tuple | None:
         if self._pos >= self._block.n:
@@ -204,7 +208,8 @@ def _vector_to_arrow(pa, vec):
     mask = None if vec.nulls is None else vec.nulls.astype(bool)
     simple = {"DATE": pa.date32(), "TIMESTAMP": pa.timestamp("us"),
               "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"), "TIMESTAMP_NS": pa.timestamp("ns"),
-              "TIME": pa.time64("us")}
+              "TIMESTAMPTZ_NS": pa.timestamp("ns", tz="UTC"), "TIME": pa.time64("us"),
+              "TIMETZ": pa.time64("us"), "TIME_NS": pa.time64("ns")}
     if t.id == "NULL":
         return pa.nulls(n)
     if t.id in simple:
@@ -506,6 +511,6 @@ def sql(text: str, params=None) -> Result | None:
     return _default.sql(text, params)
 
 
-_guard(Result, "fetchone fetchmany fetchall column rows_slice to_numpy to_pandas to_arrow __str__")
+_guard(Result, "fetchone fetchmany fetchall column rows_slice display_slice to_numpy to_pandas to_arrow __str__")
 _guard(Connection, "sql statements run_statement cursor commit rollback close")
 _guard(Cursor, "execute executemany fetchone fetchmany fetchall close")

@@ -7,10 +7,11 @@ strings.  Only building the output list touches rows.
 ``vector_to_numpy`` returns, per type (documented choice):
     integers, floats, BOOLEAN   the storage dtype
     DECIMAL                     float64 (value / 10**scale)
-    DATE                        datetime64[D]
-    TIMESTAMP / TIMESTAMPTZ     datetime64[us] (UTC, no zone attached)
-    TIMESTAMP_NS                datetime64[ns]
-    TIME                        timedelta64[us] since midnight
+    DATE                        datetime64[D] (the infinities: an error)
+    TIMESTAMP / TIMESTAMPTZ     datetime64[us] (UTC, no zone attached; infinities: an error)
+    TIMESTAMP_NS / _TZ_NS       datetime64[ns]
+    TIME / TIMETZ               timedelta64[us] since midnight (TIMETZ: UTC)
+    TIME_NS                     timedelta64[ns] since midnight
     VARCHAR / BLOB              object array of str / bytes
     HUGEINT, INTERVAL           object array
 A column with NULLs comes back as a ``numpy.ma.MaskedArray`` (mask True =
@@ -26,6 +27,7 @@ import gc
 import numpy as np
 
 from engine.block import Block, Vector
+from planner import temporal as tt
 from planner.types import DataType
 
 _UTC = _dt.timezone.utc
@@ -144,16 +146,74 @@ def _decimals(data: np.ndarray, scale: int) -> list:
         return list(map(unit.__mul__, values))
 
 
-def _times(micros: np.ndarray) -> list:
-    moments = (micros.astype(np.int64) % 86_400_000_000).astype("datetime64[us]").tolist()
-    return [m.time() for m in moments]
+def _patch(out: list, values: np.ndarray, odd: np.ndarray, fix) -> list:
+    """out[i] = fix(int(values[i])) wherever ``odd``."""
+    for i in np.flatnonzero(odd).tolist():
+        out[i] = fix(int(values[i]))
+    return out
+
+
+def _dates(data: np.ndarray) -> list:
+    """DATE values: datetime.date where Python holds them; else, as DuckDB's
+    Python client, date.max / date.min for the infinities and DuckDB's text
+    ('10000-01-01', '0001-12-31 (BC)') for the rest."""
+    days = data.astype(np.int64)
+    odd = (days < tt.PY_MIN_DAYS) | (days > tt.PY_MAX_DAYS)
+    if not odd.any():
+        return days.astype("datetime64[D]").tolist()
+    out = np.where(odd, 0, days).astype("datetime64[D]").tolist()
+
+    def fix(v):
+        if abs(v) == tt.DATE_INFINITY:
+            return _dt.date.max if v > 0 else _dt.date.min
+        return tt.format_date(v)
+    return _patch(out, days, odd, fix)
+
+
+def _times(micros: np.ndarray, tz: bool = False) -> list:
+    """TIME values: datetime.time; 24:00:00 (and anything outside a day)
+    as DuckDB's text, as its Python client returns it.  TIME WITH TIME
+    ZONE: times at UTC (+00, what Parquet holds)."""
+    t = micros.astype(np.int64)
+    odd = (t < 0) | (t >= tt.MICROS_PER_DAY)
+    moments = np.where(odd, 0, t).astype("datetime64[us]").tolist()
+    out = [m.time() for m in moments]
+    if tz:
+        out = [v.replace(tzinfo=_UTC) for v in out]
+    if odd.any():
+        _patch(out, t, odd, lambda v: tt.format_time(v) + ("+00" if tz else ""))
+    return out
 
 
 def _timestamps(micros: np.ndarray, tz: bool) -> list:
-    values = micros.astype(np.int64).astype("datetime64[us]").tolist()
+    """TIMESTAMP values: datetime (UTC-aware for TIMESTAMPTZ); as DuckDB's
+    Python client, datetime.max / .min (naive) for the infinities and
+    DuckDB's text for values past Python's years 1..9999."""
+    t = micros.astype(np.int64)
+    odd = (t < tt.PY_MIN_MICROS) | (t > tt.PY_MAX_MICROS)
+    values = np.where(odd, 0, t).astype("datetime64[us]").tolist()
     if tz:
-        return [v.replace(tzinfo=_UTC) if isinstance(v, _dt.datetime) else v for v in values]
+        values = [v.replace(tzinfo=_UTC) for v in values]
+    if odd.any():
+        def fix(v):
+            if abs(v) == tt.TIMESTAMP_INFINITY:
+                return _dt.datetime.max if v > 0 else _dt.datetime.min
+            return tt.format_timestamp(v) + ("+00" if tz else "")
+        _patch(values, t, odd, fix)
     return values
+
+
+def _timestamps_ns(nanos: np.ndarray, tz: bool) -> list:
+    """TIMESTAMP_NS values as DuckDB's Python client gives them: datetime
+    truncated (toward zero) to microseconds; the infinities as datetime.max / .min."""
+    n = nanos.astype(np.int64)
+    inf = np.abs(n) == tt.TIMESTAMP_INFINITY
+    micros = np.where(n < 0, -((-n) // 1000), n // 1000)
+    micros = np.where(inf, 0, micros)
+    out = _timestamps(micros, tz)
+    if inf.any():
+        _patch(out, n, inf, lambda v: _dt.datetime.max if v > 0 else _dt.datetime.min)
+    return out
 
 
 def _values(vec: Vector) -> list:
@@ -166,13 +226,15 @@ def _values(vec: Vector) -> list:
     if tid == "DECIMAL":
         return _decimals(data, t.scale)
     if tid == "DATE":
-        return data.astype(np.int64).astype("datetime64[D]").tolist()
+        return _dates(data)
     if tid in ("TIMESTAMP", "TIMESTAMPTZ"):
         return _timestamps(data, tid == "TIMESTAMPTZ")
-    if tid == "TIMESTAMP_NS":
-        return _timestamps(np.floor_divide(data.astype(np.int64), 1000), False)
-    if tid == "TIME":
-        return _times(data)
+    if tid in ("TIMESTAMP_NS", "TIMESTAMPTZ_NS"):
+        return _timestamps_ns(data, tid == "TIMESTAMPTZ_NS")
+    if tid in ("TIME", "TIMETZ"):
+        return _times(data, tid == "TIMETZ")
+    if tid == "TIME_NS":
+        return _times(np.floor_divide(data.astype(np.int64), 1000))
     if data.dtype == object:
         return list(data)
     return data.tolist()
@@ -285,6 +347,60 @@ def vector_to_pylist(vec: Vector) -> list:
     return out
 
 
+class Shown(str):
+    """A value's printed text, where the Python value would lose digits
+    (TIMESTAMP_NS's nanoseconds): the renderers print it as it is."""
+    __slots__ = ()
+
+
+_SHOWN_KINDS = {"TIMESTAMP_NS": "KIND_TIMESTAMP_NS", "TIMESTAMPTZ_NS": "KIND_TIMESTAMP_NS",
+                "TIME_NS": "KIND_TIME_NS", "DATE": "KIND_DATE", "TIMESTAMP": "KIND_TIMESTAMP",
+                "TIMESTAMPTZ": "KIND_TIMESTAMP"}
+_INFINITY_ONLY = {"DATE": tt.DATE_INFINITY, "TIMESTAMP": tt.TIMESTAMP_INFINITY,
+                  "TIMESTAMPTZ": tt.TIMESTAMP_INFINITY}
+
+
+def _shown(vec: Vector) -> dict:
+    """row -> printed text of the values whose Python value would print
+    otherwise: every value of a nanosecond column, the infinities of the
+    others (whose Python values are date.max and the like)."""
+    from engine.kernels import dates as dk
+    tid = vec.type.id
+    rows = np.arange(len(vec.data))
+    if tid in _INFINITY_ONLY:
+        rows = np.flatnonzero(np.abs(vec.data.astype(np.int64)) == _INFINITY_ONLY[tid])
+    if vec.nulls is not None and len(rows):
+        rows = rows[vec.nulls[rows] == 0]
+    if not len(rows):
+        return {}
+    values = vec.data[rows]
+    offsets, buf = dk.format_values(values, getattr(dk, _SHOWN_KINDS[tid]))
+    text = buf.tobytes().decode("ascii")
+    bounds = offsets.tolist()
+    tz = "+00" if tid == "TIMESTAMPTZ_NS" else ""
+    return {r: Shown(text[a:b] + (tz if not text[a:b].endswith("infinity") else ""))
+            for r, a, b in zip(rows.tolist(), bounds, bounds[1:])}
+
+
+def block_to_display_rows(block: Block, start: int = 0, stop: int | None = None) -> list[tuple]:
+    """block_to_rows for printing: nanosecond columns and infinities as
+    DuckDB prints them."""
+    rows = block_to_rows(block, start, stop)
+    shown = [i for i, c in enumerate(block.columns) if c.type.id in _SHOWN_KINDS]
+    if not shown or not rows:
+        return rows
+    stop = block.n if stop is None else min(stop, block.n)
+    part = block if (start == 0 and stop == block.n) else block.slice(start, stop)
+    texts = {i: t for i in shown if (t := _shown(part.columns[i]))}
+    if not texts:
+        return rows
+    rows = [list(r) for r in rows]
+    for i, cells in texts.items():
+        for k, text in cells.items():
+            rows[k][i] = text
+    return [tuple(r) for r in rows]
+
+
 def block_to_rows(block: Block, start: int = 0, stop: int | None = None) -> list[tuple]:
     """Rows start..stop of ``block`` as tuples of Python values."""
     stop = block.n if stop is None else min(stop, block.n)
@@ -323,14 +439,10 @@ def vector_to_numpy(vec: Vector) -> np.ndarray:
             arr = np.array([float(v) for v in data], np.float64) / 10.0 ** t.scale
         else:
             arr = data.astype(np.float64) / 10.0 ** t.scale
-    elif tid == "DATE":
-        arr = data.astype(np.int64).astype("datetime64[D]")
-    elif tid in ("TIMESTAMP", "TIMESTAMPTZ"):
-        arr = data.astype(np.int64).astype("datetime64[us]")
-    elif tid == "TIMESTAMP_NS":
-        arr = data.astype(np.int64).astype("datetime64[ns]")
-    elif tid == "TIME":
-        arr = data.astype(np.int64).astype("timedelta64[us]")
+    elif tid in _NUMPY_TEMPORAL:
+        if tid in _INFINITY_ONLY:
+            _refuse_infinities(vec, _INFINITY_ONLY[tid])
+        arr = data.astype(np.int64).astype(_NUMPY_TEMPORAL[tid])
     else:
         arr = np.array(data, copy=True)
     if vec.nulls is not None and vec.nulls.any():
@@ -339,6 +451,24 @@ def vector_to_numpy(vec: Vector) -> np.ndarray:
             arr[mask] = None
         return np.ma.MaskedArray(arr, mask=mask)
     return arr
+
+
+_NUMPY_TEMPORAL = {"DATE": "datetime64[D]", "TIMESTAMP": "datetime64[us]",
+                   "TIMESTAMPTZ": "datetime64[us]", "TIMESTAMP_NS": "datetime64[ns]",
+                   "TIMESTAMPTZ_NS": "datetime64[ns]", "TIME": "timedelta64[us]",
+                   "TIMETZ": "timedelta64[us]", "TIME_NS": "timedelta64[ns]"}
+
+
+def _refuse_infinities(vec: Vector, inf: int) -> None:
+    """numpy has no infinite dates: a clear error (as DuckDB's), not a date
+    5.8 million years away."""
+    live = np.abs(vec.data.astype(np.int64)) == inf
+    if vec.nulls is not None:
+        live &= vec.nulls == 0
+    if live.any():
+        from engine.errors import DataError
+        raise DataError(f"could not convert {vec.type} (infinity) to numpy: numpy "
+                              f"datetimes have no infinity")
 
 
 def block_to_numpy(block: Block, names: list[str]) -> dict[str, np.ndarray]:

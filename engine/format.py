@@ -50,7 +50,15 @@ def value_text(value) -> str:
             text += f"{hours:+03d}"
         return text
     if isinstance(value, _dt.time):
-        return value.isoformat().rstrip("0") if value.microsecond else value.isoformat()
+        text = value.replace(tzinfo=None).isoformat()
+        text = text.rstrip("0") if value.microsecond else text
+        if value.tzinfo is not None:                 # TIME WITH TIME ZONE: +00 as DuckDB
+            offset = value.utcoffset()
+            secs = int(offset.total_seconds())
+            sign = "-" if secs < 0 else "+"
+            hh, mm = divmod(abs(secs) // 60, 60)
+            text += f"{sign}{hh:02d}" + (f":{mm:02d}" if mm else "")
+        return text
     if isinstance(value, _dt.date):
         return value.isoformat()
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -239,19 +247,21 @@ def render(result, fmt: str = "table", max_rows: int = 40, width: int | None = N
     elides middle columns beyond ``width`` characters (default: the
     terminal's width; 0 = unlimited)."""
     n = len(result)
+    # rows as printed (nanoseconds kept), where the result can give them
+    rows_slice = getattr(result, "display_slice", result.rows_slice)
     if fmt == "table":
         limit = terminal_width() if width is None else width
         cell = getattr(result, "max_cell_width", 40)
         if n > max_rows:
             half = max_rows // 2
-            return render_table(result.columns, result.types, result.rows_slice(0, half),
-                                result.rows_slice(n - half, n), total_rows=n,
+            return render_table(result.columns, result.types, rows_slice(0, half),
+                                rows_slice(n - half, n), total_rows=n,
                                 max_width=cell, max_total_width=limit)
-        return render_table(result.columns, result.types, result.rows_slice(0, n),
+        return render_table(result.columns, result.types, rows_slice(0, n),
                             max_width=cell, max_total_width=limit)
     if fmt == "csv":
-        return render_csv(result.columns, result.rows_slice(0, n))
+        return render_csv(result.columns, rows_slice(0, n))
     if fmt == "json":
-        return render_json(result.columns, result.rows_slice(0, n))
+        return render_json(result.columns, rows_slice(0, n))
     from engine.errors import ConfigError
     raise ConfigError(f"unknown output format {fmt!r}; use table, csv or json")

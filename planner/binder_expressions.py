@@ -448,7 +448,9 @@ def _castable(src: T.DataType, dst: T.DataType) -> bool:
     if (src.is_numeric or src.id == "BOOLEAN") and (dst.is_numeric or dst.id == "BOOLEAN"):
         return True
     if src.is_temporal and dst.is_temporal:
-        return not (src.id == "TIME") and not (dst.id == "TIME") or src == dst
+        if dst.id in T.TIME_IDS:            # times of day: from times and timestamps
+            return src.id != "DATE"
+        return src.id not in T.TIME_IDS      # dates and timestamps among themselves
     return src.id == "BLOB" and dst.id == "BLOB"
 
 

@@ -13,6 +13,7 @@ import datetime as _dt
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
 
 from planner import types as T
+from planner import temporal
 from planner.expressions import MIRRORED_COMPARISON, Call, Expr, Interval, Literal
 
 EPOCH = _dt.date(1970, 1, 1)
@@ -122,15 +123,24 @@ def parse_date(text: str) -> int:
     try:
         return (_dt.date.fromisoformat(text.strip()) - EPOCH).days
     except ValueError:
+        pass
+    try:            # DuckDB's other forms: infinity, (BC), years past 9999
+        return temporal.parse_datetime(text, with_time=False)
+    except ValueError:
         raise ValueError(f"invalid DATE literal {text!r}") from None
 
 
-def parse_timestamp(text: str) -> int:
+def parse_timestamp(text: str, per_second: int = 1_000_000) -> int:
     s = text.strip()
     try:
         d = _dt.datetime.fromisoformat(s)
     except ValueError:
-        raise ValueError(f"invalid TIMESTAMP literal {text!r}") from None
+        d = None
+    if d is None or per_second != 1_000_000:
+        try:        # nanoseconds, infinity, (BC), years past 9999
+            return temporal.parse_datetime(text, per_second)
+        except ValueError:
+            raise ValueError(f"invalid TIMESTAMP literal {text!r}") from None
     if d.tzinfo is not None:
         d = d.astimezone(_dt.timezone.utc).replace(tzinfo=None)
     delta = d - EPOCH_DT
@@ -138,11 +148,11 @@ def parse_timestamp(text: str) -> int:
 
 
 def format_date(days: int) -> str:
-    return (EPOCH + _dt.timedelta(days=days)).isoformat()
+    return temporal.format_date(days)
 
 
 def format_timestamp(micros: int) -> str:
-    return (EPOCH_DT + _dt.timedelta(microseconds=micros)).isoformat(sep=" ")
+    return temporal.format_timestamp(micros)
 
 
 def _round_half_away(num: int, den: int) -> int:
@@ -180,6 +190,13 @@ def cast_value(v, src: T.DataType, dst: T.DataType):
             return parse_date(text)
         if d in ("TIMESTAMP", "TIMESTAMPTZ"):
             return parse_timestamp(text)
+        if d in ("TIMESTAMP_NS", "TIMESTAMPTZ_NS"):
+            return parse_timestamp(text, 1_000_000_000)
+        if d in ("TIME", "TIME_NS", "TIMETZ"):
+            try:
+                return temporal.parse_time(text, 10 ** (9 if d == "TIME_NS" else 6), d == "TIMETZ")
+            except ValueError:
+                raise ValueError(f"invalid {dst} literal {text!r}") from None
         if dst.is_integer:
             try:
                 return _check_int(int(text.strip()), dst)

@@ -75,9 +75,11 @@ class DataType:
 
     @property
     def is_temporal(self) -> bool:
-        return self.id in ("DATE", "TIME", "TIMESTAMP", "TIMESTAMPTZ", "TIMESTAMP_NS")
+        return self.id in TEMPORAL_IDS
 
     def __str__(self) -> str:
+        if self.id in _SPELLED:
+            return _SPELLED[self.id]
         if self.id == "DECIMAL":
             return f"DECIMAL({self.precision},{self.scale})"
         if self.id == "LIST":
@@ -90,6 +92,13 @@ class DataType:
         return self.id
 
     __repr__ = __str__
+
+
+# DuckDB's names (typeof, DESCRIBE) of the types whose id is shorter
+_SPELLED = {"TIMESTAMPTZ": "TIMESTAMP WITH TIME ZONE", "TIMETZ": "TIME WITH TIME ZONE"}
+TIME_IDS = ("TIME", "TIME_NS", "TIMETZ")
+TIMESTAMP_IDS = ("TIMESTAMP", "TIMESTAMPTZ", "TIMESTAMP_NS", "TIMESTAMPTZ_NS")
+TEMPORAL_IDS = ("DATE",) + TIME_IDS + TIMESTAMP_IDS
 
 
 def _quote_field(name: str) -> str:
@@ -127,6 +136,9 @@ TIME = DataType("TIME")
 TIMESTAMP = DataType("TIMESTAMP")
 TIMESTAMPTZ = DataType("TIMESTAMPTZ")
 TIMESTAMP_NS = DataType("TIMESTAMP_NS")
+TIMESTAMPTZ_NS = DataType("TIMESTAMPTZ_NS")
+TIME_NS = DataType("TIME_NS")
+TIMETZ = DataType("TIMETZ")
 INTERVAL = DataType("INTERVAL")
 VARCHAR = DataType("VARCHAR")
 BLOB = DataType("BLOB")
@@ -172,7 +184,8 @@ _NAMED = {
     "DOUBLE": DOUBLE, "FLOAT8": DOUBLE, "DOUBLE PRECISION": DOUBLE,
     "DATE": DATE, "TIME": TIME, "TIMESTAMP": TIMESTAMP, "DATETIME": TIMESTAMP,
     "TIMESTAMPTZ": TIMESTAMPTZ, "TIMESTAMP WITH TIME ZONE": TIMESTAMPTZ,
-    "TIMESTAMP_NS": TIMESTAMP_NS, "INTERVAL": INTERVAL,
+    "TIMESTAMP_NS": TIMESTAMP_NS, "TIMESTAMPTZ_NS": TIMESTAMPTZ_NS, "TIME_NS": TIME_NS,
+    "TIMETZ": TIMETZ, "TIME WITH TIME ZONE": TIMETZ, "INTERVAL": INTERVAL,
     "VARCHAR": VARCHAR, "TEXT": VARCHAR, "STRING": VARCHAR, "CHAR": VARCHAR, "BPCHAR": VARCHAR,
     "BLOB": BLOB, "BYTEA": BLOB, "BINARY": BLOB, "VARBINARY": BLOB,
 }
@@ -255,16 +268,20 @@ def common_type(a: DataType, b: DataType) -> DataType:
         scale = max(da.scale, db.scale)
         whole = max(da.precision - da.scale, db.precision - db.scale)
         return DECIMAL(min(whole + scale, 38), scale)
-    temporal_rank = ["DATE", "TIMESTAMP", "TIMESTAMPTZ", "TIMESTAMP_NS"]
-    if a.id in temporal_rank and b.id in temporal_rank:
-        return a if temporal_rank.index(a.id) >= temporal_rank.index(b.id) else b
-    if a.id == "VARCHAR" and b.id in ("DATE", "TIMESTAMP", "TIMESTAMPTZ", "TIME"):
+    for chain in _TIMESTAMP_CHAINS:      # DuckDB: TIMESTAMP_NS and TIMESTAMPTZ do not mix
+        if a.id in chain and b.id in chain:
+            return a if chain.index(a.id) >= chain.index(b.id) else b
+    if a.id == "VARCHAR" and b.is_temporal:
         return b
-    if b.id == "VARCHAR" and a.id in ("DATE", "TIMESTAMP", "TIMESTAMPTZ", "TIME"):
+    if b.id == "VARCHAR" and a.is_temporal:
         return a
     if a.is_string and b.is_string:
         return BLOB
     raise TypeError(f"no common type for {a} and {b}")
+
+
+_TIMESTAMP_CHAINS = (("DATE", "TIMESTAMP", "TIMESTAMP_NS"),
+                     ("DATE", "TIMESTAMP", "TIMESTAMPTZ", "TIMESTAMPTZ_NS"))
 
 
 def arithmetic_type(op: str, a: DataType, b: DataType) -> DataType:

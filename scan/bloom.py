@@ -200,7 +200,7 @@ def plain_candidates(value, col) -> list | None:
                 if v % 1000:
                     return []
                 v //= 1000
-            elif col.time_unit == "NANOS" and t == "time_us":
+            elif col.time_unit == "NANOS" and t in ("time_us", "timetz_us"):
                 return None                         # many nanosecond values map to one
             fmt = _UINT_FORMATS[p] if t.startswith("uint") else _INT_FORMATS[p]
             return [struct.pack(fmt, v)]

@@ -100,10 +100,10 @@ def to_storage(values: np.ndarray, heap, col):
         return values.view(np.uint32), None
     if t == "uint64":
         return values.view(np.uint64), None
-    if t == "time_us" or t.startswith("timestamp"):
+    if t.startswith(("time", "timestamp")):
         if col.time_unit == "MILLIS":
             return values.astype(np.int64) * 1000, None
-        if col.time_unit == "NANOS" and t == "time_us":
+        if col.time_unit == "NANOS" and t in ("time_us", "timetz_us"):
             return values // 1000, None
         return values, None
     if t.startswith("decimal"):

@@ -283,9 +283,13 @@ def _from_logical(info: ColumnInfo, body: dict, kind: str, el: dict):
         if unit is None:
             return f"unsupported:{kind} without unit"
         info.time_unit = unit
-        if kind == "TIME":
+        if kind == "TIME":             # as DuckDB: UTC-adjusted is TIME WITH TIME ZONE
             ok = (unit == "MILLIS" and p == "INT32") or (unit in ("MICROS", "NANOS") and p == "INT64")
-            return "time_us" if ok else _mismatch(info, f"TIME({unit})")
+            if not ok:
+                return _mismatch(info, f"TIME({unit})")
+            if body.get("isAdjustedToUTC"):
+                return "timetz_us"
+            return "time_ns" if unit == "NANOS" else "time_us"
         if p != "INT64":
             return _mismatch(info, f"TIMESTAMP({unit})")
         tz = "tz" if body.get("isAdjustedToUTC") else ""
@@ -459,7 +463,7 @@ def decode_stat_value(raw, col: ColumnInfo):
                 return None
             if col.time_unit == "MILLIS":
                 v *= 1000
-            elif col.time_unit == "NANOS" and t == "time_us":
+            elif col.time_unit == "NANOS" and t in ("time_us", "timetz_us"):
                 v //= 1000
             return v
         if p in ("FLOAT", "DOUBLE"):

@@ -17,8 +17,11 @@ Storage (one numpy array per vector):
     DECIMAL(p, s), p  > 18       object (Python int, value * 10**s)
     DATE                         int32 days since 1970-01-01
     TIME                         int64 microseconds since midnight
+    TIMETZ                       int64 microseconds since midnight UTC
+                                 (the offset is +00: Parquet's UTC-adjusted TIME)
+    TIME_NS                      int64 nanoseconds since midnight
     TIMESTAMP / TIMESTAMPTZ      int64 microseconds since the epoch (UTC)
-    TIMESTAMP_NS                 int64 nanoseconds since the epoch
+    TIMESTAMP_NS / TIMESTAMPTZ_NS  int64 nanoseconds since the epoch (UTC)
     INTERVAL                     object (Interval), only as literals
     VARCHAR / BLOB               (n, 2) uint64 string views + a uint8 heap
     NULL                         type of an untyped NULL literal; bool_ storage
@@ -49,8 +52,9 @@ STORAGE_DTYPES = {
     "UTINYINT": np.uint8, "USMALLINT": np.uint16, "UINTEGER": np.uint32, "UBIGINT": np.uint64,
     "HUGEINT": object,
     "FLOAT": np.float32, "DOUBLE": np.float64,
-    "DATE": np.int32, "TIME": np.int64,
+    "DATE": np.int32, "TIME": np.int64, "TIMETZ": np.int64, "TIME_NS": np.int64,
     "TIMESTAMP": np.int64, "TIMESTAMPTZ": np.int64, "TIMESTAMP_NS": np.int64,
+    "TIMESTAMPTZ_NS": np.int64,
     "INTERVAL": object,
     "VARCHAR": np.uint64, "BLOB": np.uint64,
     "NULL": np.bool_,
@@ -65,9 +69,9 @@ SCAN_TYPE_IDS = {
     "int8": "TINYINT", "int16": "SMALLINT", "int32": "INTEGER", "int64": "BIGINT",
     "uint8": "UTINYINT", "uint16": "USMALLINT", "uint32": "UINTEGER", "uint64": "UBIGINT",
     "float32": "FLOAT", "float64": "DOUBLE",
-    "date": "DATE", "time_us": "TIME",
+    "date": "DATE", "time_us": "TIME", "timetz_us": "TIMETZ", "time_ns": "TIME_NS",
     "timestamp_us": "TIMESTAMP", "timestamptz_us": "TIMESTAMPTZ",
-    "timestamp_ns": "TIMESTAMP_NS", "timestamptz_ns": "TIMESTAMP_NS",
+    "timestamp_ns": "TIMESTAMP_NS", "timestamptz_ns": "TIMESTAMPTZ_NS",
     "string": "VARCHAR", "blob": "BLOB",
     "null": "NULL",
 }

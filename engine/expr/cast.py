@@ -26,6 +26,7 @@ _DUCK_INT_NAME = {"TINYINT": "INT8", "SMALLINT": "INT16", "INTEGER": "INT32",
                   "BIGINT": "INT64", "HUGEINT": "INT128", "UTINYINT": "UINT8",
                   "USMALLINT": "UINT16", "UINTEGER": "UINT32", "UBIGINT": "UINT64"}
 _TS = ("TIMESTAMP", "TIMESTAMPTZ")
+_TS_NS = ("TIMESTAMP_NS", "TIMESTAMPTZ_NS")
 
 
 def valid_mask(vec: Vector) -> np.ndarray:
@@ -227,21 +228,80 @@ def cast_vector(vec: Vector, target: DataType) -> Vector:
                 r = _to_storage(r, DataType("BIGINT"), valid)
             return Vector(target, r, vec.nulls)
     elif tid == "DATE":
-        if src.id in _TS:
-            return Vector(target, np.floor_divide(data, dk.MICROS_PER_DAY).astype(np.int32), vec.nulls)
-        if src.id == "TIMESTAMP_NS":
-            return Vector(target, np.floor_divide(data, dk.MICROS_PER_DAY * 1000).astype(np.int32), vec.nulls)
-    elif tid in _TS or tid == "TIMESTAMP_NS":
-        mult = 1000 if tid == "TIMESTAMP_NS" else 1
+        if src.id in _TS or src.id in _TS_NS:
+            # DuckDB: nanoseconds round to microseconds first
+            micros = _round_div_away(data.astype(np.int64), 1000) if src.id in _TS_NS else data
+            days = np.floor_divide(micros, dk.MICROS_PER_DAY)
+            days = _keep_infinities(data, days, dk.TIMESTAMP_INFINITY, dk.DATE_INFINITY)
+            return Vector(target, days.astype(np.int32), vec.nulls)
+    elif tid in _TS or tid in _TS_NS:
         if src.id == "DATE":
-            return Vector(target, data.astype(np.int64) * (dk.MICROS_PER_DAY * mult), vec.nulls)
+            per_day = dk.MICROS_PER_DAY * (1000 if tid in _TS_NS else 1)
+            days = data.astype(np.int64)
+            finite = valid & (np.abs(days) != dk.DATE_INFINITY)
+            _check_range(days, finite, -(2**63 - 1) // per_day, (2**63 - 2) // per_day, vec, target)
+            out = _keep_infinities(days, days * per_day, dk.DATE_INFINITY, dk.TIMESTAMP_INFINITY)
+            return Vector(target, out, vec.nulls)
+        if src.id in _TS and tid in _TS or src.id in _TS_NS and tid in _TS_NS:
+            return Vector(target, data.astype(np.int64), vec.nulls)
+        if src.id in _TS:                       # to nanoseconds: exact or an error
+            micros = data.astype(np.int64)
+            finite = valid & (np.abs(micros) != dk.TIMESTAMP_INFINITY)
+            _check_range(micros, finite, -(2**63 - 1) // 1000, (2**63 - 2) // 1000, vec, target,
+                         "Could not convert Timestamp to higher precision")
+            return Vector(target, _keep_infinities(micros, micros * 1000, dk.TIMESTAMP_INFINITY,
+                                                   dk.TIMESTAMP_INFINITY), vec.nulls)
+        if src.id in _TS_NS:                    # to microseconds: rounded as DuckDB
+            nanos = data.astype(np.int64)
+            return Vector(target, _keep_infinities(nanos, _round_div_away(nanos, 1000),
+                                                   dk.TIMESTAMP_INFINITY, dk.TIMESTAMP_INFINITY),
+                          vec.nulls)
+    elif tid in ("TIME", "TIMETZ"):
         if src.id in _TS:
-            return Vector(target, data.astype(np.int64) * mult, vec.nulls)
-        if src.id == "TIMESTAMP_NS":
-            return Vector(target, np.floor_divide(data, 1000 // mult), vec.nulls)
-    elif tid == "TIME" and src.id in _TS:
-        return Vector(target, np.mod(data, dk.MICROS_PER_DAY), vec.nulls)
+            return Vector(target, np.mod(data, dk.MICROS_PER_DAY), vec.nulls)
+        if src.id in _TS_NS:            # rounded to microseconds first, as DuckDB
+            micros = _round_div_away(data.astype(np.int64), 1000)
+            return Vector(target, np.mod(micros, dk.MICROS_PER_DAY), vec.nulls)
+        if src.id in ("TIME", "TIMETZ"):       # TIMETZ holds UTC times (offset +00)
+            return Vector(target, data, vec.nulls)
+        if src.id == "TIME_NS":
+            return Vector(target, _round_div_away(data.astype(np.int64), 1000), vec.nulls)
+    elif tid == "TIME_NS":
+        if src.id in ("TIME", "TIMETZ"):
+            return Vector(target, data.astype(np.int64) * 1000, vec.nulls)
+        if src.id in _TS_NS:
+            return Vector(target, np.mod(data, dk.MICROS_PER_DAY * 1000), vec.nulls)
+        if src.id in _TS:
+            return Vector(target, np.mod(data, dk.MICROS_PER_DAY) * 1000, vec.nulls)
     raise UnsupportedFeatureError(f"cast from {src} to {target}")
+
+
+def _round_div_away(values: np.ndarray, unit: int) -> np.ndarray:
+    """values / unit rounded half away from zero (DuckDB's nanosecond ->
+    microsecond rounding)."""
+    q, r = np.divmod(values, unit)                  # floor, r in [0, unit)
+    neg = values < 0
+    up = np.where(neg, 2 * r > unit, 2 * r >= unit)
+    return q + up
+
+
+def _keep_infinities(src: np.ndarray, out: np.ndarray, src_inf: int, dst_inf: int) -> np.ndarray:
+    """``out`` with the rows holding +-``src_inf`` (the infinities) set to +-``dst_inf``."""
+    pos, neg = src == src_inf, src == -src_inf
+    if pos.any() or neg.any():
+        out = np.where(pos, dst_inf, np.where(neg, -dst_inf, out))
+    return out
+
+
+def _check_range(values, valid, lo, hi, vec, target, message=None):
+    bad = np.flatnonzero(valid & ((values < lo) | (values > hi)))
+    if len(bad):
+        if message is None:
+            shown = _to_string(Vector(vec.type, vec.data[bad[:1]], None, vec.heap),
+                               DataType("VARCHAR"))
+            text = sk.views_to_pylist(shown.data, shown.heap)[0]
+            message = f"Could not cast value {text} to {target}: out of range"
+        raise ArithmeticOverflowError(message)
 
 
 # ---------------------------------------------------------------- to text
@@ -270,21 +330,41 @@ def _to_string(vec: Vector, target: DataType) -> Vector:
         return _pylist_vector(target, [repr(float(v)) for v in data], nulls)
     if src.id == "FLOAT":
         return _pylist_vector(target, [str(v) for v in data.astype(np.float32)], nulls)
-    if src.id == "DATE":
-        offsets, buf = dk.format_dates(data.astype(np.int64), np.zeros(0, np.int64), False)
+    kind = _TEXT_KINDS.get(src.id)
+    if kind is not None:
+        offsets, buf = dk.format_values(data, kind)
+        if src.id in _TZ:                           # DuckDB shows the offset: +00
+            offsets, buf = _append_text(offsets, buf, b"+00", data, kind)
         return string_vector(target, offsets, buf, nulls)
-    if src.id in _TS or src.id == "TIMESTAMP_NS":
-        micros = data if src.id in _TS else np.floor_divide(data, 1000)
-        offsets, buf = dk.format_dates(np.zeros(0, np.int64), micros.astype(np.int64), True)
-        return string_vector(target, offsets, buf, nulls)
-    if src.id == "TIME":
-        offsets, buf = dk.format_dates(np.zeros(0, np.int64), data.astype(np.int64), True)
-        strings = sk.views_to_pylist(sk.views_from_flat(offsets, buf), buf)
-        return _pylist_vector(target, [s[11:] for s in strings], nulls)
     if src.id == "NULL":
         from engine.expr.vectors import literal_vector
         return literal_vector(None, target, len(data))
     raise UnsupportedFeatureError(f"cast from {src} to {target}")
+
+
+_TEXT_KINDS = {"DATE": dk.KIND_DATE, "TIMESTAMP": dk.KIND_TIMESTAMP,
+               "TIMESTAMPTZ": dk.KIND_TIMESTAMP, "TIMESTAMP_NS": dk.KIND_TIMESTAMP_NS,
+               "TIMESTAMPTZ_NS": dk.KIND_TIMESTAMP_NS, "TIME": dk.KIND_TIME,
+               "TIME_NS": dk.KIND_TIME_NS, "TIMETZ": dk.KIND_TIME}
+_TZ = ("TIMESTAMPTZ", "TIMESTAMPTZ_NS", "TIMETZ")
+
+
+def _append_text(offsets, buf, suffix: bytes, data, kind):
+    """Every string with ``suffix`` appended (not to the infinities)."""
+    n = len(offsets) - 1
+    lengths = np.diff(offsets)
+    add = np.full(n, len(suffix), np.int64)
+    if kind != dk.KIND_TIME:
+        add[np.abs(data.astype(np.int64)) == dk.TIMESTAMP_INFINITY] = 0
+    new_offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths + add, out=new_offsets[1:])
+    out = np.empty(int(new_offsets[-1]), np.uint8)
+    row = np.repeat(np.arange(n), lengths)
+    out[new_offsets[row] + (np.arange(len(buf)) - offsets[row])] = buf
+    tail = np.flatnonzero(add)
+    for k, byte in enumerate(suffix):
+        out[new_offsets[tail] + lengths[tail] + k] = byte
+    return new_offsets, out
 
 
 def _format_decimal(v: int, scale: int) -> str:
@@ -371,15 +451,32 @@ def _from_string(vec: Vector, target: DataType) -> Vector:
             elif w not in ("false", "f", "0", "no", "n", "off"):
                 raise _bad(w, target)
         return Vector(target, out, vec.nulls)
-    if tid == "DATE" or tid in _TS or tid == "TIMESTAMP_NS":
+    if tid == "DATE" or tid in _TS or tid in _TS_NS:
         want_time = tid != "DATE"
-        values, ok = dk.parse_datetimes(offsets, buf, want_time)
+        nanos = tid in _TS_NS
+        values, ok = dk.parse_datetimes(offsets, buf, want_time, nanos)
         bad = np.flatnonzero(valid & ~ok)
-        if len(bad):
-            raise _bad(_row_strings(vec, bad[:1])[0], target)
+        if len(bad):       # DuckDB's other forms: infinity, (BC), long years, offsets
+            from planner.temporal import parse_datetime
+            per_second = 1_000_000_000 if nanos else 1_000_000
+            for r, text in zip(bad.tolist(), _row_strings(vec, bad)):
+                try:
+                    values[r] = parse_datetime(text, per_second, want_time)
+                except (ValueError, OverflowError):
+                    raise _bad(text, target) from None
         if tid == "DATE":
             return Vector(target, values.astype(np.int32), vec.nulls)
-        if tid == "TIMESTAMP_NS":
-            values = values * 1000
+        return Vector(target, values, vec.nulls)
+    if tid in ("TIME", "TIME_NS", "TIMETZ"):
+        from planner.temporal import parse_time
+        per_second = 10 ** (9 if tid == "TIME_NS" else 6)
+        values = np.zeros(len(vec), np.int64)
+        for r, text in enumerate(sk.views_to_pylist(vec.data, vec.heap, vec.nulls)):
+            if text is None:
+                continue
+            try:
+                values[r] = parse_time(text, per_second, tid == "TIMETZ")
+            except ValueError:
+                raise _bad(text, target) from None
         return Vector(target, values, vec.nulls)
     raise UnsupportedFeatureError(f"cast from {vec.type} to {target}")

@@ -17,7 +17,7 @@ MICROS_PER_DAY = 86_400_000_000
 def _civil(z):
     """days since epoch -> (year, month, day)."""
     z = z + 719468
-    era = (z if z >= 0 else z - 146096) // 146097
+    era = z // 146097                     # numba's // floors, as Python's
     doe = z - era * 146097
     yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
     y = yoe + era * 400
@@ -35,7 +35,7 @@ def _days(y, m, d):
     """(year, month, day) -> days since epoch."""
     if m <= 2:
         y -= 1
-    era = (y if y >= 0 else y - 399) // 400
+    era = y // 400
     yoe = y - era * 400
     mp = m + 9 if m <= 2 else m - 3
     doy = (153 * mp + 2) // 5 + d - 1
@@ -146,51 +146,115 @@ def _put_int(buf, pos, v, width):
         v //= 10
 
 
+DATE_INFINITY = 2**31 - 1
+TIMESTAMP_INFINITY = 2**63 - 1
+# format_temporal kinds
+KIND_DATE, KIND_TIMESTAMP, KIND_TIMESTAMP_NS, KIND_TIME, KIND_TIME_NS = range(5)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _put_year(buf, pos, y):
+    """Year >= 0 with at least four digits; returns the position after it."""
+    width = 4
+    v = y // 10000
+    while v > 0:
+        width += 1
+        v //= 10
+    _put_int(buf, pos, y, width)
+    return pos + width
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _put_word(buf, pos, word):
+    for k in range(len(word)):
+        buf[pos + k] = word[k]
+    return pos + len(word)
+
+
+_INF = np.frombuffer(b"infinity", np.uint8).copy()
+_BC = np.frombuffer(b" (BC)", np.uint8).copy()
+
+
 @njit(nogil=True, cache=True)
-def format_dates(days, micros, with_time):
-    """'YYYY-MM-DD' (years 0..9999) or 'YYYY-MM-DD HH:MM:SS[.ffffff]' with
-    trailing fractional zeros dropped, as DuckDB prints.  Returns flat strings;
-    ``days`` is used when with_time is False, ``micros`` otherwise."""
-    n = days.shape[0] if not with_time else micros.shape[0]
+def format_temporal(values, kind, inf, bc):
+    """DuckDB's text of every value (planner/temporal.py's forms): kind
+    KIND_DATE (days), KIND_TIMESTAMP / _NS (micro/nanoseconds since the
+    epoch), KIND_TIME / _NS (since midnight; a whole day is 24:00:00).
+    Years past 9999 in full, years before 1 as ``(BC)``, the infinities as
+    ``infinity``; fractions without trailing zeros.  Returns flat strings."""
+    n = values.shape[0]
     offsets = np.zeros(n + 1, np.int64)
-    buf = np.empty(n * 26, np.uint8)
+    buf = np.empty(n * 48, np.uint8)
     pos = 0
+    nanos = kind == KIND_TIMESTAMP_NS or kind == KIND_TIME_NS
+    unit = np.int64(1000000000) if nanos else np.int64(1000000)
+    per_day = unit * 86400
+    digits = 9 if nanos else 6
     for i in range(n):
-        if with_time:
-            t = np.int64(micros[i])
-            z = t // 86400000000
-            tod = t - z * 86400000000
+        v = np.int64(values[i])
+        is_time = kind == KIND_TIME or kind == KIND_TIME_NS
+        if not is_time:
+            big = DATE_INFINITY if kind == KIND_DATE else TIMESTAMP_INFINITY
+            if v == big or v == -big:
+                if v < 0:
+                    buf[pos] = 45
+                    pos += 1
+                pos = _put_word(buf, pos, inf)
+                offsets[i + 1] = pos
+                continue
+        if kind == KIND_DATE:
+            z = v
+            tod = np.int64(0)
+        elif is_time:
+            z = np.int64(0)
+            tod = v
         else:
-            z = np.int64(days[i])
-            tod = 0
-        y, m, d = _civil(z)
-        if y < 0 or y > 9999:
-            y = max(0, min(y, 9999))
-        _put_int(buf, pos, y, 4)
-        buf[pos + 4] = 45
-        _put_int(buf, pos + 5, m, 2)
-        buf[pos + 7] = 45
-        _put_int(buf, pos + 8, d, 2)
-        pos += 10
-        if with_time:
-            secs = tod // 1000000
-            frac = tod % 1000000
+            z = v // per_day
+            tod = v - z * per_day
+        if not is_time:
+            y, m, d = _civil(z)
+            pos = _put_year(buf, pos, y if y > 0 else 1 - y)
+            buf[pos] = 45
+            _put_int(buf, pos + 1, m, 2)
+            buf[pos + 3] = 45
+            _put_int(buf, pos + 4, d, 2)
+            pos += 6
+            if y <= 0:
+                pos = _put_word(buf, pos, bc)
+            if kind == KIND_DATE:
+                offsets[i + 1] = pos
+                continue
             buf[pos] = 32
-            _put_int(buf, pos + 1, secs // 3600, 2)
-            buf[pos + 3] = 58
-            _put_int(buf, pos + 4, (secs // 60) % 60, 2)
-            buf[pos + 6] = 58
-            _put_int(buf, pos + 7, secs % 60, 2)
-            pos += 9
-            if frac:
-                buf[pos] = 46
-                _put_int(buf, pos + 1, frac, 6)
-                k = 6
-                while buf[pos + k] == 48:
-                    k -= 1
-                pos += k + 1
+            pos += 1
+        secs = tod // unit
+        frac = tod % unit
+        _put_int(buf, pos, secs // 3600, 2)
+        buf[pos + 2] = 58
+        _put_int(buf, pos + 3, (secs // 60) % 60, 2)
+        buf[pos + 5] = 58
+        _put_int(buf, pos + 6, secs % 60, 2)
+        pos += 8
+        if frac:
+            buf[pos] = 46
+            _put_int(buf, pos + 1, frac, digits)
+            k = digits
+            while buf[pos + k] == 48:
+                k -= 1
+            pos += k + 1
         offsets[i + 1] = pos
     return offsets, buf[:pos].copy()
+
+
+def format_values(values, kind):
+    """format_temporal with its word tables."""
+    return format_temporal(np.ascontiguousarray(values, np.int64), kind, _INF, _BC)
+
+
+def format_dates(days, micros, with_time):
+    """'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS[.ffffff]' (format_temporal)."""
+    if with_time:
+        return format_values(micros, KIND_TIMESTAMP)
+    return format_values(days, KIND_DATE)
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -207,10 +271,12 @@ def _digits(data, p, e, maxd):
 
 
 @njit(nogil=True, cache=True)
-def parse_datetimes(offsets, data, want_time):
+def parse_datetimes(offsets, data, want_time, nanos=False):
     """Parse 'YYYY-MM-DD' and optionally ' HH:MM[:SS[.ffffff]]' (or 'T'
     separator, trailing 'Z' / '+00' / '+00:00').  Returns (values, ok):
-    days (want_time False) or micros since the epoch."""
+    days (want_time False) or micros since the epoch (``nanos``:
+    nanoseconds, nine fractional digits, values outside int64 not ok).
+    Fractional digits past the unit are dropped, as DuckDB does."""
     n = offsets.shape[0] - 1
     out = np.zeros(n, np.int64)
     ok = np.zeros(n, np.bool_)
@@ -232,6 +298,8 @@ def parse_datetimes(offsets, data, want_time):
             continue
         z = _days(y, m, d)
         tod = 0
+        tod_s = 0
+        frac = 0
         good = True
         if p < e:
             if not want_time:
@@ -253,7 +321,7 @@ def parse_datetimes(offsets, data, want_time):
                         continue
                     if p < e and data[p] == 46:
                         q = p + 1
-                        scale = 100000
+                        scale = 100000000 if nanos else 100000
                         while q < e and 48 <= data[q] <= 57:
                             frac += (data[q] - 48) * scale
                             scale //= 10
@@ -267,8 +335,23 @@ def parse_datetimes(offsets, data, want_time):
                         p += 3
                 if p != e:
                     good = False
-                tod = ((hh * 60 + mi) * 60 + ss) * 1000000 + frac
+                tod_s = (hh * 60 + mi) * 60 + ss
+                tod = tod_s * 1000000 + frac
         if not good:
+            continue
+        if nanos:
+            secs = z * 86400 + tod_s
+            # int64 nanoseconds span 1677-09-21 00:12:43.145224192
+            # .. 2262-04-11 23:47:16.854775807
+            if secs > 9223372036 or secs < -9223372037 or \
+                    (secs == 9223372036 and frac > 854775807) or \
+                    (secs == -9223372037 and frac < 145224192):
+                continue
+            if secs < 0:
+                out[i] = (secs + 1) * 1000000000 + (frac - 1000000000)
+            else:
+                out[i] = secs * 1000000000 + frac
+            ok[i] = True
             continue
         out[i] = z * 86400000000 + tod if want_time else z
         ok[i] = True

@@ -268,8 +268,8 @@ def test_every_type_matches_pyarrow(tmp_path):
     res = engine.connect().sql(f"SELECT * FROM '{path}'")
     assert res.types == ["TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT",
                          "UINTEGER", "UBIGINT", "FLOAT", "DOUBLE", "BOOLEAN", "DECIMAL(9,2)",
-                         "DECIMAL(18,6)", "DECIMAL(38,12)", "DATE", "TIMESTAMP", "TIMESTAMPTZ",
-                         "TIME", "VARCHAR", "BLOB"]
+                         "DECIMAL(18,6)", "DECIMAL(38,12)", "DATE", "TIMESTAMP",
+                         "TIMESTAMP WITH TIME ZONE", "TIME", "VARCHAR", "BLOB"]
     got = res.fetchall()
     assert got == [tuple(d.values()) for d in t.to_pylist()]
     assert got[0][16].tzinfo is not None and got[0][15].tzinfo is None

@@ -46,13 +46,14 @@ def test_uuid_is_sixteen_raw_bytes(tmp_path):
     assert pf.read_column(0, 0).to_pylist() == [u.bytes for u in ids]
 
 
-def test_time_nanos_become_micros(tmp_path):
+def test_time_nanos_stay_nanos(tmp_path):
+    # DuckDB reads TIME(NANOS) as TIME_NS (nanoseconds kept)
     ns = np.array([0, 1_999, 86_399_999_999_999, 12_345_678_912], np.int64)
     path = str(tmp_path / "t.parquet")
     pq.write_table(pa.table({"t": pa.array(ns, pa.time64("ns"))}), path)
     pf = open_parquet(path)
-    assert pf.columns[0].type_name == "time_us" and pf.columns[0].time_unit == "NANOS"
-    assert pf.read_column(0, 0).to_pylist() == (ns // 1000).tolist()
+    assert pf.columns[0].type_name == "time_ns" and pf.columns[0].time_unit == "NANOS"
+    assert pf.read_column(0, 0).to_pylist() == ns.tolist()
 
 
 def _leaf(**el):
