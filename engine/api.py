@@ -223,6 +223,15 @@ def _vector_to_arrow(pa, vec):
         return arr.cast(pa.string() if t.id == "VARCHAR" else pa.binary())
     if t.id == "DECIMAL":
         return pa.array(vector_to_pylist(vec), type=pa.decimal128(t.precision, t.scale))
+    if t.id == "UUID":
+        vals = [None if v is None else v.bytes for v in vector_to_pylist(vec)]
+        return pa.array(vals, type=pa.binary(16))
+    if t.id == "INTERVAL":
+        from scan.storage import interval_fields
+        vals = [None if (mask is not None and mask[i]) or v is None
+                else (lambda m, d, us: (m, d, us * 1000))(*interval_fields(v))
+                for i, v in enumerate(vec.data)]
+        return pa.array(vals, type=pa.month_day_nano_interval())
     if t.id == "HUGEINT":
         from decimal import Decimal
         vals = [None if v is None else Decimal(v) for v in vector_to_pylist(vec)]

@@ -13,7 +13,8 @@ strings.  Only building the output list touches rows.
     TIME / TIMETZ               timedelta64[us] since midnight (TIMETZ: UTC)
     TIME_NS                     timedelta64[ns] since midnight
     VARCHAR / BLOB              object array of str / bytes
-    HUGEINT, INTERVAL           object array
+    HUGEINT                     object array of int
+    UUID, INTERVAL              object array of uuid.UUID / datetime.timedelta
 A column with NULLs comes back as a ``numpy.ma.MaskedArray`` (mask True =
 NULL; object columns also hold None in the NULL slots).
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import uuid as _uuid
 import gc
 
 import numpy as np
@@ -29,8 +31,10 @@ import numpy as np
 from engine.block import Block, Vector
 from planner import temporal as tt
 from planner.types import DataType
+from scan.storage import UUID_BIAS, interval_fields
 
 _UTC = _dt.timezone.utc
+_M128 = (1 << 128) - 1
 _DECIMAL_CONTEXT = decimal.Context(prec=80)
 _LOW32 = np.uint64(0xFFFFFFFF)
 
@@ -235,6 +239,18 @@ def _values(vec: Vector) -> list:
         return _times(data, tid == "TIMETZ")
     if tid == "TIME_NS":
         return _times(np.floor_divide(data.astype(np.int64), 1000))
+    if tid == "UUID":                    # uuid.UUID, as DuckDB's Python client
+        return [_uuid.UUID(int=(v + UUID_BIAS) & _M128) if isinstance(v, int) else None
+                for v in data]
+    if tid == "INTERVAL":                # timedelta with 30-day months, as DuckDB's
+        out = []
+        for v in data:
+            if v is None:
+                out.append(None)
+                continue
+            months, days, micros = interval_fields(v)
+            out.append(_dt.timedelta(days=months * 30 + days, microseconds=micros))
+        return out
     if data.dtype == object:
         return list(data)
     return data.tolist()
@@ -353,7 +369,7 @@ class Shown(str):
     __slots__ = ()
 
 
-_SHOWN_KINDS = {"TIMESTAMP_NS": "KIND_TIMESTAMP_NS", "TIMESTAMPTZ_NS": "KIND_TIMESTAMP_NS",
+_SHOWN_KINDS = {"INTERVAL": None, "TIMESTAMP_NS": "KIND_TIMESTAMP_NS", "TIMESTAMPTZ_NS": "KIND_TIMESTAMP_NS",
                 "TIME_NS": "KIND_TIME_NS", "DATE": "KIND_DATE", "TIMESTAMP": "KIND_TIMESTAMP",
                 "TIMESTAMPTZ": "KIND_TIMESTAMP"}
 _INFINITY_ONLY = {"DATE": tt.DATE_INFINITY, "TIMESTAMP": tt.TIMESTAMP_INFINITY,
@@ -366,6 +382,10 @@ def _shown(vec: Vector) -> dict:
     others (whose Python values are date.max and the like)."""
     from engine.kernels import dates as dk
     tid = vec.type.id
+    if tid == "INTERVAL":                # DuckDB prints the fields as written
+        return {r: Shown(tt.format_interval(*interval_fields(v)))
+                for r, v in enumerate(vec.data) if v is not None
+                and (vec.nulls is None or not vec.nulls[r])}
     rows = np.arange(len(vec.data))
     if tid in _INFINITY_ONLY:
         rows = np.flatnonzero(np.abs(vec.data.astype(np.int64)) == _INFINITY_ONLY[tid])
@@ -431,7 +451,7 @@ def vector_to_numpy(vec: Vector) -> np.ndarray:
     if tid == "NULL":
         arr = np.empty(len(data), object)
         return np.ma.MaskedArray(arr, mask=np.ones(len(data), bool))
-    if t.is_string or t.is_nested:
+    if t.is_string or t.is_nested or tid in ("UUID", "INTERVAL"):
         arr = np.empty(len(data), object)
         arr[:] = vector_to_pylist(vec)
     elif tid == "DECIMAL":

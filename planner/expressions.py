@@ -54,6 +54,24 @@ class Interval:
     days: int = 0
     micros: int = 0
 
+    # ordered as DuckDB orders intervals (30-day months): a literal meets
+    # INTERVAL column values (scan.storage.IntervalValue) and the engine's
+    # NULL gaps (ints) in comparisons; equality stays field by field
+    def __int__(self) -> int:
+        return (self.months * 30 + self.days) * 86_400_000_000 + self.micros
+
+    def __lt__(self, other):
+        return int(self) < int(other)
+
+    def __le__(self, other):
+        return int(self) <= int(other)
+
+    def __gt__(self, other):
+        return int(self) > int(other)
+
+    def __ge__(self, other):
+        return int(self) >= int(other)
+
 
 @dataclass(eq=False)
 class ColumnRef(Expr):

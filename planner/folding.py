@@ -219,6 +219,12 @@ def cast_value(v, src: T.DataType, dst: T.DataType):
             raise ValueError(f"could not convert string {text!r} to BOOLEAN")
         if d == "BLOB":
             return text.encode()
+        if d == "UUID":             # storage: DuckDB's hugeint form (scan/storage.py)
+            import uuid
+            try:
+                return uuid.UUID(text.strip()).int - (1 << 127)
+            except ValueError:
+                raise ValueError(f"could not convert string {text!r} to UUID") from None
         raise NotFoldable
     if s == "NULL":
         return None

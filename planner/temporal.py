@@ -174,3 +174,19 @@ def parse_time(text: str, per_second: int = 1_000_000, with_offset: bool = False
         body = tz[1:].replace(":", "")
         secs = (secs - sign * (int(body[:2]) * 3600 + int(body[2:4] or 0) * 60)) % 86400
     return secs * per_second + sub
+
+
+def format_interval(months: int, days: int, micros: int) -> str:
+    """DuckDB's text of an interval: '1 year 2 months 3 days 00:00:00.005'
+    (the time part only when not zero, or when everything is zero)."""
+    parts = []
+    years, months = divmod(months, 12) if months >= 0 else (-((-months) // 12), -((-months) % 12))
+    for n, unit in ((years, "year"), (months, "month"), (days, "day")):
+        if n:
+            parts.append(f"{n} {unit}" + ("" if abs(n) == 1 else "s"))
+    if micros or not parts:
+        sign = "-" if micros < 0 else ""
+        secs, frac = divmod(abs(micros), 1_000_000)
+        parts.append(f"{sign}{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}"
+                     + _fraction(frac, 6))
+    return " ".join(parts)

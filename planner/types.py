@@ -140,6 +140,7 @@ TIMESTAMPTZ_NS = DataType("TIMESTAMPTZ_NS")
 TIME_NS = DataType("TIME_NS")
 TIMETZ = DataType("TIMETZ")
 INTERVAL = DataType("INTERVAL")
+UUID = DataType("UUID")
 VARCHAR = DataType("VARCHAR")
 BLOB = DataType("BLOB")
 NULL = DataType("NULL")
@@ -185,7 +186,7 @@ _NAMED = {
     "DATE": DATE, "TIME": TIME, "TIMESTAMP": TIMESTAMP, "DATETIME": TIMESTAMP,
     "TIMESTAMPTZ": TIMESTAMPTZ, "TIMESTAMP WITH TIME ZONE": TIMESTAMPTZ,
     "TIMESTAMP_NS": TIMESTAMP_NS, "TIMESTAMPTZ_NS": TIMESTAMPTZ_NS, "TIME_NS": TIME_NS,
-    "TIMETZ": TIMETZ, "TIME WITH TIME ZONE": TIMETZ, "INTERVAL": INTERVAL,
+    "TIMETZ": TIMETZ, "TIME WITH TIME ZONE": TIMETZ, "INTERVAL": INTERVAL, "UUID": UUID,
     "VARCHAR": VARCHAR, "TEXT": VARCHAR, "STRING": VARCHAR, "CHAR": VARCHAR, "BPCHAR": VARCHAR,
     "BLOB": BLOB, "BYTEA": BLOB, "BINARY": BLOB, "VARBINARY": BLOB,
 }
@@ -271,9 +272,9 @@ def common_type(a: DataType, b: DataType) -> DataType:
     for chain in _TIMESTAMP_CHAINS:      # DuckDB: TIMESTAMP_NS and TIMESTAMPTZ do not mix
         if a.id in chain and b.id in chain:
             return a if chain.index(a.id) >= chain.index(b.id) else b
-    if a.id == "VARCHAR" and b.is_temporal:
+    if a.id == "VARCHAR" and (b.is_temporal or b.id == "UUID"):
         return b
-    if b.id == "VARCHAR" and a.is_temporal:
+    if b.id == "VARCHAR" and (a.is_temporal or a.id == "UUID"):
         return a
     if a.is_string and b.is_string:
         return BLOB

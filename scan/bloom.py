@@ -235,6 +235,13 @@ def plain_candidates(value, col) -> list | None:
                 if f == 0.0:
                     return [np.float16(0.0).tobytes(), np.float16(-0.0).tobytes()]
                 return [h.tobytes()]
+            if t == "uuid":                          # storage int -> the 16 bytes
+                if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+                    return None
+                v = int(value) + (1 << 127)
+                return [v.to_bytes(16, "big")] if 0 <= v < 1 << 128 else []
+            if t == "interval":
+                return None
             b = value.encode() if isinstance(value, str) else bytes(value)
             return [b] if len(b) == n else []
     except (OverflowError, struct.error, TypeError, ValueError, AttributeError):

@@ -13,7 +13,7 @@ import numpy as np
 from scan.encodings.dictionary import gather
 from scan.errors import FileFormatError, PqdbError
 from scan.float16 import float16_views_to_float32
-from scan.storage import SCAN_TYPE_IDS, STORAGE_DTYPES
+from scan.storage import SCAN_TYPE_IDS, STORAGE_DTYPES, intervals_from_bytes, uuids_from_bytes
 from scan.views import decimal_from_be_bytes, decimal_from_be_bytes_wide, views_to_pylist
 
 
@@ -118,6 +118,14 @@ def to_storage(values: np.ndarray, heap, col):
             out[:] = values.tolist()
             return out, None
         return values.astype(np.int64, copy=False), None
+    if t in ("uuid", "interval"):
+        raw = b"".join(views_to_pylist(values, heap)) if len(values) else b""
+        n = len(values)
+        width = 16 if t == "uuid" else 12
+        if len(raw) != n * width:          # NULL gaps are empty: pad them
+            raw = b"".join(v if len(v) == width else bytes(width)
+                           for v in views_to_pylist(values, heap))
+        return (uuids_from_bytes(raw, n) if t == "uuid" else intervals_from_bytes(raw, n)), None
     if t == "float32" and col.physical_type == "FIXED_LEN_BYTE_ARRAY":
         return float16_views_to_float32(values), None
     if col.physical_type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):

@@ -272,7 +272,8 @@ def _from_logical(info: ColumnInfo, body: dict, kind: str, el: dict):
     if kind in ("BSON", "GEOMETRY", "GEOGRAPHY"):
         return "blob" if p == "BYTE_ARRAY" else _mismatch(info, kind)
     if kind == "UUID":
-        return "blob" if p == "FIXED_LEN_BYTE_ARRAY" else _mismatch(info, kind)
+        ok = p == "FIXED_LEN_BYTE_ARRAY" and info.type_length == 16
+        return "uuid" if ok else _mismatch(info, "UUID (FIXED_LEN_BYTE_ARRAY(16))")
     if kind == "DECIMAL":
         return _decimal(info, body.get("precision", el.get("precision")),
                         body.get("scale", el.get("scale", 0)))
@@ -337,9 +338,9 @@ def _from_converted(info: ColumnInfo, ct: str, el: dict):
 
 def _interval(info: ColumnInfo) -> str:
     """INTERVAL: FIXED_LEN_BYTE_ARRAY(12) of little-endian uint32 months,
-    days, milliseconds; kept as its 12 raw bytes (type blob)."""
+    days, milliseconds (scan/storage.py's IntervalValue)."""
     if info.physical_type == "FIXED_LEN_BYTE_ARRAY" and info.type_length == 12:
-        return "blob"
+        return "interval"
     return _mismatch(info, "INTERVAL (FIXED_LEN_BYTE_ARRAY(12))")
 
 
@@ -483,6 +484,10 @@ def decode_stat_value(raw, col: ColumnInfo):
             if t.startswith("decimal"):
                 v = int.from_bytes(raw, "big", signed=True) if raw else None
                 return None if v is None or abs(v) >= 10 ** col.precision else v
+            if t == "uuid":
+                return int.from_bytes(raw, "big") - (1 << 127)      # storage form
+            if t == "interval":
+                return None                          # no order in the format
             return bytes(raw)
     except (IndexError, struct.error, ValueError):
         return None

@@ -22,7 +22,11 @@ Storage (one numpy array per vector):
     TIME_NS                      int64 nanoseconds since midnight
     TIMESTAMP / TIMESTAMPTZ      int64 microseconds since the epoch (UTC)
     TIMESTAMP_NS / TIMESTAMPTZ_NS  int64 nanoseconds since the epoch (UTC)
-    INTERVAL                     object (Interval), only as literals
+    INTERVAL                     object: literals hold planner.expressions.Interval,
+                                 Parquet columns IntervalValue (below)
+    UUID                         object (Python int: the 16 bytes big endian
+                                 less 2**127, DuckDB's hugeint form: signed
+                                 128-bit, ordered as the bytes)
     VARCHAR / BLOB               (n, 2) uint64 string views + a uint8 heap
     NULL                         type of an untyped NULL literal; bool_ storage
 
@@ -55,7 +59,7 @@ STORAGE_DTYPES = {
     "DATE": np.int32, "TIME": np.int64, "TIMETZ": np.int64, "TIME_NS": np.int64,
     "TIMESTAMP": np.int64, "TIMESTAMPTZ": np.int64, "TIMESTAMP_NS": np.int64,
     "TIMESTAMPTZ_NS": np.int64,
-    "INTERVAL": object,
+    "INTERVAL": object, "UUID": object,
     "VARCHAR": np.uint64, "BLOB": np.uint64,
     "NULL": np.bool_,
     "LIST": np.int64, "MAP": np.int64, "STRUCT": np.int64,
@@ -72,9 +76,90 @@ SCAN_TYPE_IDS = {
     "date": "DATE", "time_us": "TIME", "timetz_us": "TIMETZ", "time_ns": "TIME_NS",
     "timestamp_us": "TIMESTAMP", "timestamptz_us": "TIMESTAMPTZ",
     "timestamp_ns": "TIMESTAMP_NS", "timestamptz_ns": "TIMESTAMPTZ_NS",
-    "string": "VARCHAR", "blob": "BLOB",
+    "string": "VARCHAR", "blob": "BLOB", "uuid": "UUID", "interval": "INTERVAL",
     "null": "NULL",
 }
+
+
+MICROS_PER_DAY = 86_400_000_000
+
+
+class IntervalValue:
+    """One INTERVAL value of a column (months, days, microseconds), kept
+    as written (DuckDB prints the fields as they are) but equal, hashed and
+    ordered as DuckDB compares intervals: by the total with 30-day months
+    and 24-hour days.  ``int(v)`` is that total (the engine hashes object
+    values by their int)."""
+    __slots__ = ("months", "days", "micros")
+
+    def __init__(self, months: int, days: int, micros: int):
+        self.months, self.days, self.micros = months, days, micros
+
+    def __int__(self) -> int:
+        return (self.months * 30 + self.days) * MICROS_PER_DAY + self.micros
+
+    @staticmethod
+    def _key(other):
+        if isinstance(other, (IntervalValue, int)):      # ints: the engine's NULL gaps
+            return int(other)
+        return (other.months * 30 + other.days) * MICROS_PER_DAY + other.micros
+
+    def __eq__(self, other):
+        try:
+            return int(self) == self._key(other)
+        except (AttributeError, TypeError):
+            return NotImplemented
+
+    def __lt__(self, other):
+        return int(self) < self._key(other)
+
+    def __le__(self, other):
+        return int(self) <= self._key(other)
+
+    def __gt__(self, other):
+        return int(self) > self._key(other)
+
+    def __ge__(self, other):
+        return int(self) >= self._key(other)
+
+    def __hash__(self):
+        return hash(int(self))
+
+    def __repr__(self) -> str:
+        return f"IntervalValue({self.months}, {self.days}, {self.micros})"
+
+
+def intervals_from_bytes(raw: bytes, n: int) -> np.ndarray:
+    """Parquet INTERVAL values (FIXED_LEN_BYTE_ARRAY(12): little-endian
+    uint32 months, days, milliseconds) -> an object array of IntervalValue."""
+    # signed, as DuckDB reads them (the format says unsigned)
+    words = np.frombuffer(raw, "<i4", count=3 * n).reshape(n, 3).tolist()
+    out = np.empty(n, object)
+    out[:] = [IntervalValue(m, d, ms * 1000) for m, d, ms in words]
+    return out
+
+
+UUID_BIAS = 1 << 127
+
+
+def uuids_from_bytes(raw: bytes, n: int) -> np.ndarray:
+    """UUIDs (FIXED_LEN_BYTE_ARRAY(16)) -> an object array of their
+    storage ints (big endian, less UUID_BIAS)."""
+    out = np.empty(n, object)
+    out[:] = [int.from_bytes(raw[16 * i:16 * i + 16], "big") - UUID_BIAS for i in range(n)]
+    return out
+
+
+def interval_fields(v) -> tuple[int, int, int]:
+    """(months, days, micros) of an INTERVAL storage value: an IntervalValue
+    or a literal Interval as it is, an int (a value rebuilt from its hash
+    words, e.g. a GROUP BY key) in the normalized form (30-day months)."""
+    if hasattr(v, "months"):
+        return v.months, v.days, v.micros
+    total = int(v)
+    months, rest = divmod(total, 30 * MICROS_PER_DAY)
+    days, micros = divmod(rest, MICROS_PER_DAY)
+    return months, days, micros
 
 
 def storage_dtype(type_id: str, precision: int = 0) -> np.dtype:

@@ -330,6 +330,17 @@ def _to_string(vec: Vector, target: DataType) -> Vector:
         return _pylist_vector(target, [repr(float(v)) for v in data], nulls)
     if src.id == "FLOAT":
         return _pylist_vector(target, [str(v) for v in data.astype(np.float32)], nulls)
+    if src.id == "UUID":
+        import uuid
+        bias = 1 << 127                              # scan/storage.py's UUID form
+        texts = [str(uuid.UUID(int=(int(v) + bias) & (2**128 - 1))) for v in clean_object(vec)]
+        return _pylist_vector(target, texts, nulls)
+    if src.id == "INTERVAL":
+        from planner.temporal import format_interval
+        from scan.storage import interval_fields
+        texts = [format_interval(*interval_fields(v)) if v is not None and ok else ""
+                 for v, ok in zip(data, valid_mask(vec))]
+        return _pylist_vector(target, texts, nulls)
     kind = _TEXT_KINDS.get(src.id)
     if kind is not None:
         offsets, buf = dk.format_values(data, kind)
@@ -466,6 +477,17 @@ def _from_string(vec: Vector, target: DataType) -> Vector:
                     raise _bad(text, target) from None
         if tid == "DATE":
             return Vector(target, values.astype(np.int32), vec.nulls)
+        return Vector(target, values, vec.nulls)
+    if tid == "UUID":
+        import uuid
+        values = np.zeros(len(vec), object)
+        for r, text in enumerate(sk.views_to_pylist(vec.data, vec.heap, vec.nulls)):
+            if text is None:
+                continue
+            try:
+                values[r] = uuid.UUID(text.strip()).int - (1 << 127)
+            except ValueError:
+                raise _bad(text, target) from None
         return Vector(target, values, vec.nulls)
     if tid in ("TIME", "TIME_NS", "TIMETZ"):
         from planner.temporal import parse_time

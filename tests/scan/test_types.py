@@ -42,8 +42,9 @@ def test_uuid_is_sixteen_raw_bytes(tmp_path):
     path = str(tmp_path / "uuid.parquet")
     pq.write_table(pa.table({"u": arr}), path)
     pf = open_parquet(path)
-    assert pf.columns[0].logical_type == "UUID" and pf.columns[0].type_name == "blob"
-    assert pf.read_column(0, 0).to_pylist() == [u.bytes for u in ids]
+    assert pf.columns[0].logical_type == "UUID" and pf.columns[0].type_name == "uuid"
+    # storage: DuckDB's hugeint form, the bytes big endian less 2**127
+    assert pf.read_column(0, 0).to_pylist() == [u.int - 2**127 for u in ids]
 
 
 def test_time_nanos_stay_nanos(tmp_path):
@@ -60,11 +61,11 @@ def _leaf(**el):
     return column_info(dict(name="x", **el), 0, ("x",), 1, 0, False, "mem")
 
 
-def test_interval_is_twelve_raw_bytes():
+def test_interval_is_fixed_len_twelve():
     col = _leaf(type=7, type_length=12, converted_type=T.CONVERTED_TYPES.index("INTERVAL"))
-    assert col.type_name == "blob"
+    assert col.type_name == "interval"
     col = _leaf(type=7, type_length=12, logicalType={"INTERVAL": {}})
-    assert col.type_name == "blob"
+    assert col.type_name == "interval"
     col = _leaf(type=7, type_length=8, logicalType={"INTERVAL": {}})
     assert col.type_name.startswith("unsupported:INTERVAL")
 
