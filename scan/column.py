@@ -5,7 +5,7 @@ scattered into null gaps.  Dictionary pages go through the fused kernel
 they can, or yield their codes.
 
 Values come out in their *physical* form (bool_, int32, int64, INT96 as int64
-nanoseconds, float32, float64, or (n, 2) string views + heap); the reader
+microseconds, float32, float64, or (n, 2) string views + heap); the reader
 converts them to engine storage (scan/column_data.py)."""
 
 from __future__ import annotations

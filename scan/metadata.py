@@ -225,7 +225,7 @@ def column_info(el, index, col_path, max_def, max_rep, nested, path) -> ColumnIn
 # the type name of a column by its physical type alone (no logical or
 # converted type); scan/nested.py reads NULL-typed leaves as these
 PLAIN_TYPE_NAMES = {"BOOLEAN": "boolean", "INT32": "int32", "INT64": "int64",
-                    "INT96": "timestamp_ns", "FLOAT": "float32", "DOUBLE": "float64",
+                    "INT96": "timestamp_us", "FLOAT": "float32", "DOUBLE": "float64",
                     "BYTE_ARRAY": "blob", "FIXED_LEN_BYTE_ARRAY": "blob"}
 _CT_INTS = {"INT_8": (8, True), "INT_16": (16, True), "INT_32": (32, True), "INT_64": (64, True),
             "UINT_8": (8, False), "UINT_16": (16, False), "UINT_32": (32, False),

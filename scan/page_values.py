@@ -5,7 +5,7 @@ BYTE_STREAM_SPLIT), the dictionary page, and the page-level pieces around
 them (empty values, concatenating pages, the encoding sets).
 
 Values come out in their *physical* form (bool_, int32, int64, INT96 as int64
-nanoseconds, float32, float64, or (n, 2) string views + heap), except
+microseconds, float32, float64, or (n, 2) string views + heap), except
 FIXED_LEN_BYTE_ARRAY decimals of precision <= 18, which a caller may ask to
 have decoded straight to int64 (``fixed_decimal``); scan/column_data.py
 converts the rest to engine storage.

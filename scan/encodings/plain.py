@@ -124,7 +124,7 @@ def decode_plain(buf: np.ndarray, pos: int, end: int, physical_type: str,
     """Decode ``count`` PLAIN values of ``physical_type`` from ``buf[pos:end]``.
 
     Returns (values, new_pos).  BOOLEAN -> bool_, INT32 -> int32, INT64 ->
-    int64, INT96 -> int64 nanoseconds since the epoch, FLOAT -> float32,
+    int64, INT96 -> int64 microseconds since the epoch, FLOAT -> float32,
     DOUBLE -> float64, BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY -> (n, 2) uint64
     views with heap = ``buf``."""
     pos, count = int(pos), int(count)
@@ -171,16 +171,20 @@ def decode_plain(buf: np.ndarray, pos: int, end: int, physical_type: str,
         need = count * 12
         if need > have:
             raise _truncated(physical_type, count, need, have)
-        return int96_to_nanos(buf[pos:pos + need]), pos + need
+        return int96_to_micros(buf[pos:pos + need]), pos + need
     raise FileFormatError(f"unknown physical type {physical_type!r}")
 
 
-def int96_to_nanos(raw: np.ndarray) -> np.ndarray:
-    """INT96 timestamps (8-byte LE nanoseconds of day, 4-byte LE julian day)
-    -> int64 nanoseconds since the epoch (the day read as uint32 and the
-    arithmetic wrapping, exactly like Arrow)."""
+def int96_to_micros(raw: np.ndarray) -> np.ndarray:
+    """INT96 timestamps (8-byte LE nanoseconds of day, 4-byte LE julian
+    day) -> int64 microseconds since the epoch, the nanoseconds truncated:
+    DuckDB reads INT96 as a TIMESTAMP, and every date a writer produces
+    (years 1..9999 and far beyond) fits.  The day is read as uint32 and the
+    arithmetic wraps exactly as Arrow's (coerce_int96_timestamp_unit="us")
+    for the nonsense values that do not fit."""
     rows = raw.reshape(-1, 12)
     nanos = np.ascontiguousarray(rows[:, :8]).view("<i8").reshape(-1).astype(np.int64)
     days = np.ascontiguousarray(rows[:, 8:]).view("<u4").reshape(-1).astype(np.int64)
+    micros = np.where(nanos < 0, -((-nanos) // 1000), nanos // 1000)    # C's truncation
     with np.errstate(over="ignore"):
-        return (days - JULIAN_EPOCH_DAY) * NANOS_PER_DAY + nanos
+        return (days - JULIAN_EPOCH_DAY) * (NANOS_PER_DAY // 1000) + micros

@@ -183,3 +183,43 @@ def test_text_kernel_matches_python():
             assert tt.parse_datetime(tt.format_date(int(d)), with_time=False) == d
     assert tt.civil(0) == (1970, 1, 1) and tt.civil(-719163) == (0, 12, 31)
     assert dt.date(1, 1, 1).toordinal() - dt.date(1970, 1, 1).toordinal() == tt.PY_MIN_DAYS
+
+
+# ---- the conformance corpus: column types as DuckDB's DESCRIBE ------------------
+
+def _corpus_files():
+    import glob
+    import os
+    from tests.paths import CORPUS_DATA
+    return sorted(os.path.relpath(p, CORPUS_DATA)
+                  for p in glob.glob(os.path.join(CORPUS_DATA, "**", "*.parquet"), recursive=True))
+
+
+# DuckDB's GEOMETRY type (its spatial types) has no pqdb counterpart: BLOB
+GEOMETRY = "geospatial/"
+
+
+@pytest.mark.parametrize("name", _corpus_files())
+def test_corpus_types_like_duckdb(name):
+    import os
+    from tests.paths import CORPUS_DATA
+    path = os.path.join(CORPUS_DATA, name)
+    sql = f"DESCRIBE SELECT * FROM read_parquet('{path}')"
+    try:
+        want = [r[:2] for r in duckdb.connect().execute(sql).fetchall()]
+    except duckdb.Error:
+        pytest.skip("DuckDB refuses the file")
+    got = [r[:2] for r in engine.connect().sql(sql).fetchall()]
+    if name.startswith(GEOMETRY):
+        want = [(n, "BLOB" if t.startswith("GEOMETRY") else t) for n, t in want]
+    assert got == want
+
+
+def test_int96_is_a_timestamp_of_microseconds():
+    import os
+    from tests.paths import CORPUS_DATA
+    path = os.path.join(CORPUS_DATA, "int96_from_spark.parquet")
+    rows = engine.connect().sql(f"SELECT a, typeof(a) FROM '{path}' LIMIT 4").fetchall()
+    # 9999-12-31 03:00 wrapped to 1816 when INT96 was read as nanoseconds
+    assert rows[2] == (dt.datetime(9999, 12, 31, 3, 0), "TIMESTAMP")
+    assert rows[0] == (dt.datetime(2024, 1, 1, 20, 34, 56, 123456), "TIMESTAMP")
