@@ -223,3 +223,20 @@ def test_int96_is_a_timestamp_of_microseconds():
     # 9999-12-31 03:00 wrapped to 1816 when INT96 was read as nanoseconds
     assert rows[2] == (dt.datetime(9999, 12, 31, 3, 0), "TIMESTAMP")
     assert rows[0] == (dt.datetime(2024, 1, 1, 20, 34, 56, 123456), "TIMESTAMP")
+
+
+def test_nested_values_like_duckdb(tmp_path):
+    # out-of-range dates, 24:00:00 and nanoseconds inside lists and structs
+    d = pa.array([2932897, -719163, 2**31 - 1, 0], pa.int32()).cast(pa.date32())
+    t = pa.array([86_400_000_000, 1, 2, 3], pa.time64("us"))
+    ts = pa.array([253402300800000000, 0, 1, 2**63 - 1], pa.int64()).cast(pa.timestamp("us"))
+    path = tmp_path / "nested.parquet"
+    pq.write_table(pa.table({
+        "l": pa.array([[2932897, 1], [-719163], [2**31 - 1], None],
+                      pa.list_(pa.int32())).cast(pa.list_(pa.date32())),
+        "s": pa.StructArray.from_arrays([d, t, ts], ["d", "t", "ts"]),
+        "lt": pa.array([[86_400_000_000], [1], [], None], pa.list_(pa.time64("us"))),
+        "ln": pa.array([[1], [694267407123456789], [], None], pa.list_(pa.timestamp("ns"))),
+    }), path)
+    sql = f"SELECT * FROM '{path}'"
+    assert engine.connect().sql(sql).fetchall() == duckdb.connect().execute(sql).fetchall()
