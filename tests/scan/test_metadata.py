@@ -80,13 +80,13 @@ def test_type_names_from_logical_types(tmp_path):
     names = {c.name: c.type_name for c in pf.columns}
     assert names == {
         "b": "boolean", "i8": "int8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
-        "f": "float32", "d": "date", "t_ms": "time_us", "t_ns": "time_us",
+        "f": "float32", "d": "date", "t_ms": "time_us", "t_ns": "time_ns",
         "ts": "timestamp_us", "tstz": "timestamptz_us", "tsns": "timestamp_ns",
         "dec": "decimal(5,2)", "wide": "decimal(30,1)", "s": "string", "blob": "blob",
         "fixed": "blob"}
     got = {c.name: pf.read_column(0, c.index).to_pylist() for c in pf.columns}
     assert got["i8"] == [1, -2] and got["u64"] == [1, 2**64 - 1] and got["u32"] == [1, 2**32 - 1]
-    assert got["t_ms"] == [1_000_000, 2000] and got["t_ns"] == [1, 2]
+    assert got["t_ms"] == [1_000_000, 2000] and got["t_ns"] == [1000, 2000]
     assert got["ts"] == [1000, 2000] and got["tsns"] == [1, 2]
     assert got["dec"] == [123, None] and got["wide"] == [123456789012345678905, None]
     assert got["s"] == [b"x", None] and got["fixed"] == [b"ab", b"cd"]
