@@ -268,13 +268,9 @@ def _arith(f: str, args: list[Literal], t: T.DataType):
             return x - y
         if f == "mul":
             return x * y
-        if y == 0:
-            raise NotFoldable                    # division by zero: the engine's rule
-        if f == "div":
-            return x / y
-        if f == "intdiv":
-            return float(x // y)
-        raise NotFoldable
+        if y == 0 or f not in ("div", "intdiv"):
+            raise NotFoldable                    # by zero, %: the engine's rules
+        return x / y                             # DuckDB: // of floats is /
     if t.is_integer:
         x, y = a.value, b.value
         if f in ("intdiv", "mod", "div") and y == 0:
