@@ -18,7 +18,7 @@ from planner.binder_scope import BindContext, Scope
 from planner.errors import BinderError, UnsupportedFeatureError
 from planner.expressions import (AggregateCall, Call, ColumnRef, Expr,
                                  Interval, Literal)
-from planner.folding import EPOCH, EPOCH_DT, fold
+from planner.folding import EPOCH, EPOCH_DT, fold, scaled_int
 from planner.binder_nested import NESTED_NODES, bind_nested_node, resolve_struct_column
 from planner.functions_nested import is_null as nested_is_null, reject_nested
 
@@ -308,7 +308,7 @@ class ExpressionBinder:
             t = T.decimal_literal_type(text)
             if t.is_float:
                 return Literal(float(text), T.DOUBLE)
-            return Literal(int(Decimal(text).scaleb(t.scale)), t)
+            return Literal(scaled_int(text, t.scale), t)
         value = int(text)
         return Literal(value, T.integer_literal_type(value))
 
@@ -468,7 +468,7 @@ def python_literal(value) -> Literal:
         t = T.decimal_literal_type(format(value, "f"))
         if t.is_float:
             return Literal(float(value), T.DOUBLE)
-        return Literal(int(value.scaleb(t.scale)), t)
+        return Literal(scaled_int(value, t.scale), t)
     if isinstance(value, str):
         return Literal(value, T.VARCHAR)
     if isinstance(value, bytes):

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import calendar
 import datetime as _dt
-from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import (ROUND_HALF_EVEN, ROUND_HALF_UP, Context, Decimal, InvalidOperation,
+                     localcontext)
 
 from planner import types as T
 from planner.expressions import MIRRORED_COMPARISON, Call, Expr, Interval, Literal
@@ -19,6 +20,32 @@ EPOCH = _dt.date(1970, 1, 1)
 EPOCH_DT = _dt.datetime(1970, 1, 1)
 MICROS_PER_DAY = 86_400_000_000
 _COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
+
+
+# Decimal arithmetic (scaleb, quantize, *) rounds to the context's precision,
+# 28 digits by default: DECIMAL(38) literals lost their low digits.  Every
+# conversion here runs in this context, wide enough for any double's digits.
+EXACT = Context(prec=1000, Emax=100_000, Emin=-100_000)
+
+
+def scaled_int(text_or_value, scale: int) -> int:
+    """A number (decimal text or Decimal/float) times 10**scale, rounded half
+    away from zero (DuckDB), exact at any precision.  Raises InvalidOperation
+    for text that is no number."""
+    with localcontext(EXACT):
+        d = text_or_value if isinstance(text_or_value, Decimal) else Decimal(text_or_value)
+        if not d.is_finite():
+            raise InvalidOperation
+        return int(d.scaleb(scale).quantize(Decimal(1), ROUND_HALF_UP))
+
+
+def decimal_text(v: int, scale: int) -> str:
+    """DuckDB's text of a DECIMAL value (scaled int): all scale digits, no
+    exponent."""
+    if scale == 0:
+        return str(v)
+    digits = str(abs(v)).rjust(scale + 1, "0")
+    return ("-" if v < 0 else "") + digits[:-scale] + "." + digits[-scale:]
 
 
 class NotFoldable(Exception):
@@ -180,19 +207,18 @@ def cast_value(v, src: T.DataType, dst: T.DataType):
             return parse_date(text)
         if d in ("TIMESTAMP", "TIMESTAMPTZ"):
             return parse_timestamp(text)
-        if dst.is_integer:
+        if dst.is_integer or dst.is_decimal:
+            scale = dst.scale if dst.is_decimal else 0
             try:
-                return _check_int(int(text.strip()), dst)
+                v = int(text.strip()) * 10 ** scale
             except ValueError:
-                raise ValueError(f"could not convert string {text!r} to {dst}") from None
-        if dst.is_decimal or dst.is_float:
-            try:
-                dec = Decimal(text.strip())
-            except InvalidOperation:
-                raise ValueError(f"could not convert string {text!r} to {dst}") from None
-            if dst.is_float:
-                return float(dec)
-            return _check_decimal(int((dec * (10 ** dst.scale)).quantize(Decimal(1), ROUND_HALF_UP)), dst)
+                try:                        # DuckDB rounds '2.5' to 3
+                    v = scaled_int(text.strip(), scale)
+                except (InvalidOperation, ValueError):
+                    raise ValueError(f"could not convert string {text!r} to {dst}") from None
+            return _check_int(v, dst) if dst.is_integer else _check_decimal(v, dst)
+        if dst.is_float:
+            raise NotFoldable               # 'nan', 'inf', '1e400': the engine's parser
         if d == "BOOLEAN":
             low = text.strip().lower()
             if low in ("true", "t", "1", "yes", "y"):
@@ -228,16 +254,18 @@ def cast_value(v, src: T.DataType, dst: T.DataType):
         if dst.is_float:
             return v / 10 ** src.scale
         if d == "VARCHAR":
-            return str(Decimal(v).scaleb(-src.scale))
+            return decimal_text(v, src.scale)
         raise NotFoldable
     if src.is_float:
         if dst.is_float:
             return float(v)
+        if v != v or v in (float("inf"), float("-inf")):
+            raise ValueError(f"could not cast {v} to {dst}")
         if dst.is_integer:          # DuckDB: double -> integer rounds half to even
-            return _check_int(int(Decimal(v).quantize(Decimal(1), ROUND_HALF_EVEN)), dst)
+            with localcontext(EXACT):
+                return _check_int(int(Decimal(v).quantize(Decimal(1), ROUND_HALF_EVEN)), dst)
         if dst.is_decimal:
-            scaled = Decimal(v).scaleb(dst.scale).quantize(Decimal(1), ROUND_HALF_UP)
-            return _check_decimal(int(scaled), dst)
+            return _check_decimal(scaled_int(Decimal(v), dst.scale), dst)
         raise NotFoldable
     if s == "DATE":
         if d in ("TIMESTAMP", "TIMESTAMPTZ"):

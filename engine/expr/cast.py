@@ -13,6 +13,7 @@ from engine.expr import numeric_kernels as nk
 from engine.expr.vectors import clean_object, flat, null_bool, string_vector
 from engine.kernels import dates as dk
 from engine.kernels import strings as sk
+from planner.folding import decimal_text, scaled_int
 from planner.types import DataType
 
 _INT_RANGE = {
@@ -287,11 +288,7 @@ def _to_string(vec: Vector, target: DataType) -> Vector:
     raise UnsupportedFeatureError(f"cast from {src} to {target}")
 
 
-def _format_decimal(v: int, scale: int) -> str:
-    if scale == 0:
-        return str(v)
-    s = str(abs(v)).rjust(scale + 1, "0")
-    return ("-" if v < 0 else "") + s[:-scale] + "." + s[-scale:]
+_format_decimal = decimal_text
 
 
 # ---------------------------------------------------------------- from text
@@ -310,11 +307,7 @@ def _py_number(text: str, scale: int):
     try:
         if t.lower().startswith(("0x", "-0x", "+0x")):
             return int(t, 16) * 10 ** scale
-        d = decimal.Decimal(t)
-        if not d.is_finite():
-            return None
-        q = d.scaleb(scale).quantize(decimal.Decimal(1), rounding=decimal.ROUND_HALF_UP)
-        return int(q)
+        return scaled_int(t, scale)
     except (decimal.InvalidOperation, ValueError):
         return None
 

@@ -84,3 +84,20 @@ def test_fold_logic():
     assert fold(Call("or", [x, lit(True, T.BOOLEAN)], T.BOOLEAN)).value is True
     kept = fold(Call("and", [x, lit(None, T.BOOLEAN)], T.BOOLEAN))
     assert kept.func == "and" and len(kept.args) == 2
+
+
+def test_wide_decimal_literals_keep_every_digit():
+    """Python's default decimal context has 28 digits: DECIMAL(38) literals,
+    casts and their text lost their low digits."""
+    from planner.folding import decimal_text, scaled_int
+    assert scaled_int("99999999999999999999999999.9999999999", 10) == 10**36 - 1
+    assert scaled_int("-12345678901234567890123456789.123456789", 9) == \
+        -12345678901234567890123456789123456789
+    assert scaled_int("2.5", 0) == 3 and scaled_int("-2.5", 0) == -3   # half away from zero
+    assert decimal_text(1, 10) == "0.0000000001" and decimal_text(-10**36 + 1, 10) == \
+        "-99999999999999999999999999.9999999999"
+    assert cast_value("12345678901234567890123456789.123456789", T.VARCHAR,
+                      T.DECIMAL(38, 9)) == 12345678901234567890123456789123456789
+    assert cast_value("2.5", T.VARCHAR, T.INTEGER) == 3
+    assert cast_value(1e30, T.DOUBLE, T.HUGEINT) == int(1e30)
+    assert cast_value(1, T.DECIMAL(12, 10), T.VARCHAR) == "0.0000000001"
