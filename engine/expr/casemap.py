@@ -21,29 +21,38 @@ _SPECIAL_LOWER = {0x0130: 0x0069}         # İ -> i (Unicode's simple lowercase)
 _LAST_CASED = 0x20000                     # no code point from here on has a case mapping
 
 
+def _single_upper(ch: str) -> str:
+    u = ch.upper()
+    if len(u) == 1:
+        return u
+    t = ch.title()
+    return t if len(t) == 1 else ch
+
+
+def _single_lower(ch: str) -> str:
+    low = ch.lower()
+    return low if len(low) == 1 else ch
+
+
 @functools.lru_cache(maxsize=None)
 def tables() -> tuple[dict, dict]:
-    """(upper, lower): str.translate tables of every code point that changes."""
+    """(upper, lower): str.translate tables of every code point that changes.
+    Built 256 code points at a time (a block whose mapped text keeps its
+    length maps one to one, as no full mapping shortens a character);
+    blocks with expansions map character by character."""
     upper, lower = {}, {}
-    for cp in range(0x80, _LAST_CASED):
-        ch = chr(cp)
-        u = ch.upper()
-        if len(u) != 1:
-            t = ch.title()
-            u = t if len(t) == 1 else ch
-        if u != ch:
-            upper[cp] = ord(u)
-        low = ch.lower()
-        if len(low) == 1 and low != ch:
-            lower[cp] = ord(low)
+    for start in range(0, _LAST_CASED, 256):
+        block = "".join(map(chr, range(start, start + 256)))
+        for table, whole, single in ((upper, str.upper, _single_upper),
+                                     (lower, str.lower, _single_lower)):
+            out = whole(block)
+            if len(out) != len(block):
+                out = "".join(map(single, block))
+            for i, (a, b) in enumerate(zip(block, out)):
+                if a != b:
+                    table[start + i] = ord(b)
     upper.update(_SPECIAL_UPPER)
     lower.update(_SPECIAL_LOWER)
-    for i in range(0x80):                 # ASCII too, for mixed strings
-        c = chr(i)
-        if c != c.upper():
-            upper[i] = ord(c.upper())
-        if c != c.lower():
-            lower[i] = ord(c.lower())
     return upper, lower
 
 
