@@ -94,9 +94,7 @@ def _evaluate(call: Call):
     if f in _COMPARISONS:
         if any(v is None for v in vals):
             return None
-        a, b = vals
-        return {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b,
-                "gt": a > b, "ge": a >= b}[f]
+        return compare_values(f, *vals)
     if f == "not":
         return None if vals[0] is None else (not vals[0])
     if f == "is_null":
@@ -104,6 +102,31 @@ def _evaluate(call: Call):
     if f == "is_not_null":
         return vals[0] is not None
     return _NO
+
+
+def _nan_key(v):
+    """DuckDB's order of floats: NaN equals NaN and sorts above every number."""
+    if isinstance(v, float) and v != v:
+        return (1, 0.0)
+    return (0, v)
+
+
+def compare_values(op: str, a, b) -> bool:
+    """op (eq ne lt le gt ge) on two non-NULL literal values, as the engine
+    compares them (Python's NaN is unequal to itself and unordered)."""
+    if isinstance(a, float) or isinstance(b, float):
+        a, b = _nan_key(a), _nan_key(b)
+    if op == "eq":
+        return a == b
+    if op == "ne":
+        return a != b
+    if op == "lt":
+        return a < b
+    if op == "le":
+        return a <= b
+    if op == "gt":
+        return a > b
+    return a >= b
 
 
 def _fold_logic(call: Call) -> Expr:

@@ -101,3 +101,16 @@ def test_wide_decimal_literals_keep_every_digit():
     assert cast_value("2.5", T.VARCHAR, T.INTEGER) == 3
     assert cast_value(1e30, T.DOUBLE, T.HUGEINT) == int(1e30)
     assert cast_value(1, T.DECIMAL(12, 10), T.VARCHAR) == "0.0000000001"
+
+
+def test_fold_nan_comparisons_as_duckdb():
+    """NaN equals NaN and sorts above every number (the engine's rule), not
+    Python's unordered NaN."""
+    nan = lit(float("nan"), T.DOUBLE)
+    one, inf = lit(1.0, T.DOUBLE), lit(float("inf"), T.DOUBLE)
+    want = {"eq": True, "ne": False, "lt": False, "le": True, "gt": False, "ge": True}
+    for op, v in want.items():
+        assert fold(Call(op, [nan, nan], T.BOOLEAN)).value is v, op
+    assert fold(Call("gt", [nan, inf], T.BOOLEAN)).value is True
+    assert fold(Call("lt", [one, nan], T.BOOLEAN)).value is True
+    assert fold(Call("ne", [one, nan], T.BOOLEAN)).value is True
