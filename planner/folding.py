@@ -202,6 +202,15 @@ def _round_half_away(num: int, den: int) -> int:
     return q if num >= 0 else -q
 
 
+def _as_float_type(v: float, t: T.DataType) -> float:
+    """A FLOAT literal holds a float32 value (0.6::FLOAT <> 0.6::DOUBLE)."""
+    if t.id == "FLOAT":
+        import numpy as np
+        with np.errstate(over="ignore"):
+            return float(np.float32(v))
+    return v
+
+
 def _check_int(v: int, t: T.DataType) -> int:
     bits = {"TINYINT": 8, "SMALLINT": 16, "INTEGER": 32, "BIGINT": 64, "HUGEINT": 128}
     ubits = {"UTINYINT": 8, "USMALLINT": 16, "UINTEGER": 32, "UBIGINT": 64}
@@ -261,7 +270,7 @@ def cast_value(v, src: T.DataType, dst: T.DataType):
         if dst.is_decimal:
             return _check_decimal(v * 10 ** dst.scale, dst)
         if dst.is_float:
-            return float(v)
+            return _as_float_type(float(v), dst)
         if d == "BOOLEAN":
             return v != 0
         if d == "VARCHAR":
@@ -275,13 +284,13 @@ def cast_value(v, src: T.DataType, dst: T.DataType):
         if dst.is_integer:
             return _check_int(_round_half_away(v, 10 ** src.scale), dst)
         if dst.is_float:
-            return v / 10 ** src.scale
+            return _as_float_type(v / 10 ** src.scale, dst)
         if d == "VARCHAR":
             return decimal_text(v, src.scale)
         raise NotFoldable
     if src.is_float:
         if dst.is_float:
-            return float(v)
+            return _as_float_type(float(v), dst)
         if v != v or v in (float("inf"), float("-inf")):
             raise ValueError(f"could not cast {v} to {dst}")
         if dst.is_integer:          # DuckDB: double -> integer rounds half to even

@@ -26,16 +26,20 @@ def cast(expr: Expr, to: T.DataType) -> Expr:
     return Call("cast", [expr], to)
 
 
-def unify(exprs: list[Expr], what: str) -> list[Expr]:
-    """Cast every expression to the common type of all of them."""
+def unify(exprs: list[Expr], what: str, comparison: bool = False) -> list[Expr]:
+    """Cast every expression to the common type of all of them (for a
+    comparison or IN list: T.comparison_type, else T.common_type)."""
     target = exprs[0].type
     for e in exprs[1:]:
-        target = _common_with_literals(target, e, exprs)
+        target = _common_with_literals(target, e, exprs, comparison)
     return [cast(e, target) for e in exprs]
 
 
-def _common_with_literals(target: T.DataType, e: Expr, exprs: list[Expr]) -> T.DataType:
+def _common_with_literals(target: T.DataType, e: Expr, exprs: list[Expr],
+                          comparison: bool) -> T.DataType:
     try:
+        if comparison:
+            return T.comparison_type(target, e.type)
         return T.common_type(target, e.type)
     except TypeError:
         # a string literal adopts the other side's type (DuckDB: x = '5')
@@ -54,7 +58,7 @@ def _is_string_literal(e: Expr) -> bool:
 # ---- operators ------------------------------------------------------------
 
 def comparison(op: str, a: Expr, b: Expr) -> Call:
-    a, b = unify([a, b], op)
+    a, b = unify([a, b], op, comparison=True)
     if a.type.id == "NULL":
         a, b = cast(a, T.INTEGER), cast(b, T.INTEGER)
     return Call(op, [a, b], T.BOOLEAN)
@@ -118,7 +122,7 @@ def concat(args: list[Expr]) -> Call:
 
 
 def in_list(x: Expr, values: list[Expr]) -> Call:
-    exprs = unify([x] + values, "IN")
+    exprs = unify([x] + values, "IN", comparison=True)
     return Call("in_list", exprs, T.BOOLEAN)
 
 

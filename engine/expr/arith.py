@@ -20,7 +20,7 @@ from engine.expr.vectors import (clean_object, coded_dictionary, const_view, mer
                                  null_bool)
 from engine.kernels import strings as sk
 from planner.expressions import MIRRORED_COMPARISON
-from planner.types import BIGINT, DOUBLE, DataType, common_type
+from planner.types import BIGINT, DOUBLE, DataType, comparison_type
 
 _OPS = {"add": "+", "sub": "-", "mul": "*"}
 
@@ -275,7 +275,7 @@ def align_for_compare(a: Vector, b: Vector):
     if a.type.id == "NULL" or b.type.id == "NULL":
         return a, b
     try:
-        t = common_type(a.type, b.type)
+        t = comparison_type(a.type, b.type)
     except TypeError:
         raise UnsupportedFeatureError(f"comparison of {a.type} and {b.type}") from None
     return cast_vector(a, t), cast_vector(b, t)
