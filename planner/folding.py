@@ -263,6 +263,8 @@ def cast_value(v, src: T.DataType, dst: T.DataType):
         raise NotFoldable
     if s == "NULL":
         return None
+    if s == "BOOLEAN" and d == "VARCHAR":
+        return "true" if v else "false"
     if src.is_integer or s == "BOOLEAN":
         v = int(v)
         if dst.is_integer:

@@ -268,9 +268,10 @@ def _to_string(vec: Vector, target: DataType) -> Vector:
     if src.id == "UBIGINT":
         return _pylist_vector(target, [str(int(v)) for v in data], nulls)
     if src.id == "DOUBLE":
-        return _pylist_vector(target, [repr(float(v)) for v in data], nulls)
+        return _pylist_vector(target, [_float_text(repr(float(v)), v) for v in data], nulls)
     if src.id == "FLOAT":
-        return _pylist_vector(target, [str(v) for v in data.astype(np.float32)], nulls)
+        return _pylist_vector(target, [_float_text(str(v), v) for v in data.astype(np.float32)],
+                              nulls)
     if src.id == "DATE":
         offsets, buf = dk.format_dates(data.astype(np.int64), np.zeros(0, np.int64), False)
         return string_vector(target, offsets, buf, nulls)
@@ -289,6 +290,11 @@ def _to_string(vec: Vector, target: DataType) -> Vector:
 
 
 _format_decimal = decimal_text
+
+
+def _float_text(text: str, v) -> str:
+    """DuckDB prints a NaN whose sign bit is set (0.0 / 0.0 on x86) as -nan."""
+    return "-nan" if text == "nan" and np.signbit(v) else text
 
 
 # ---------------------------------------------------------------- from text
