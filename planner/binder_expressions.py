@@ -310,7 +310,7 @@ class ExpressionBinder:
                 return Literal(float(text), T.DOUBLE)
             return Literal(scaled_int(text, t.scale), t)
         value = int(text)
-        return Literal(value, T.integer_literal_type(value))
+        return F.SQLIntegerLiteral(value, T.integer_literal_type(value))
 
     def _parameter(self, node) -> Literal:
         index = self.ctx.placeholders.get(id(node))
@@ -388,6 +388,8 @@ class ExpressionBinder:
         target = sql_type(node.to)
         inner = self._bind(node.this)
         if inner.type == target:
+            if isinstance(inner, F.SQLIntegerLiteral):      # 1::INTEGER is typed
+                return Literal(inner.value, inner.type)
             return inner
         if not _castable(inner.type, target):
             raise self.ctx.error(f"cannot cast {inner.type} to {target}", node)

@@ -28,11 +28,50 @@ def cast(expr: Expr, to: T.DataType) -> Expr:
 
 def unify(exprs: list[Expr], what: str, comparison: bool = False) -> list[Expr]:
     """Cast every expression to the common type of all of them (for a
-    comparison or IN list: T.comparison_type, else T.common_type)."""
-    target = exprs[0].type
-    for e in exprs[1:]:
+    comparison or IN list: T.comparison_type, else T.common_type).  Integer
+    literals that fit the others' integer type take it (DuckDB's integer
+    literals: coalesce(tinyint_col, 3) is TINYINT)."""
+    typed = [e for e in exprs if integer_literal(e) is None] or exprs
+    target = typed[0].type
+    for e in typed[1:]:
         target = _common_with_literals(target, e, exprs, comparison)
+    for e in exprs:
+        if e not in typed and not _fits(integer_literal(e), target):
+            target = _common_with_literals(target, e, exprs, comparison)
     return [cast(e, target) for e in exprs]
+
+
+class SQLIntegerLiteral(Literal):
+    """An integer literal as written in the SQL text: DuckDB lets it take the
+    type of a narrower integer operand it fits (``tinyint_col + 1`` is
+    TINYINT); ``1::INTEGER`` or ``1 + 1`` are plain INTEGERs."""
+
+
+def integer_literal(e: Expr) -> int | None:
+    """The value of an integer literal as written in SQL (``3``, ``-3``)."""
+    if isinstance(e, SQLIntegerLiteral):
+        return e.value
+    if isinstance(e, Call) and e.func == "neg" and len(e.args) == 1:
+        v = integer_literal(e.args[0])
+        return None if v is None else -v
+    return None
+
+
+_NARROW = {"TINYINT": (-2**7, 2**7 - 1), "SMALLINT": (-2**15, 2**15 - 1),
+           "UTINYINT": (0, 2**8 - 1), "USMALLINT": (0, 2**16 - 1), "UINTEGER": (0, 2**32 - 1)}
+
+
+def _fits(v: int | None, t: T.DataType) -> bool:
+    """An integer literal's value fits a narrow integer type t: it adopts t."""
+    if v is None or t.id not in _NARROW:
+        return False
+    lo, hi = _NARROW[t.id]
+    return lo <= v <= hi
+
+
+def _adapt_literal(e: Expr, other: T.DataType) -> Expr:
+    v = integer_literal(e)
+    return Literal(v, other) if _fits(v, other) else e
 
 
 def _common_with_literals(target: T.DataType, e: Expr, exprs: list[Expr],
@@ -74,6 +113,7 @@ def arithmetic(op: str, a: Expr, b: Expr) -> Call:
         a = cast(a, T.DOUBLE if not tb.is_numeric else tb)
     if b.type.id == "VARCHAR" and isinstance(b, Literal):
         b = cast(b, T.DOUBLE if not ta.is_numeric else ta)
+    a, b = _adapt_literal(a, b.type), _adapt_literal(b, a.type)   # ti + 1 is TINYINT
     t = T.arithmetic_type(op, a.type, b.type)
     if t.is_decimal and op in ("add", "sub", "mul"):
         a = a if a.type.is_decimal else cast(a, T.decimal_of(_non_null(a.type, b.type)))
