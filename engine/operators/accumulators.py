@@ -232,7 +232,7 @@ class SumObjectAcc:
                 vals[cnt == 0] = 0
                 return Int64WideVector(t, vals, nulls if nulls.any() else None)
         total = python + ints.astype(object)
-        _check_total(self.call, self.arg_type, total, cnt)
+        check_total(self.call, self.arg_type, total, cnt)
         if self.call.func == "avg":
             scale = 10 ** self.arg_type.scale if self.arg_type.is_decimal else 1
             vals = np.array([float(a) / c / scale if c else 0.0
@@ -245,7 +245,7 @@ class SumObjectAcc:
         return Vector(t, vals, nulls if nulls.any() else None)
 
 
-def _check_total(call, arg_type, total, cnt) -> None:
+def check_total(call, arg_type, total, cnt) -> None:
     """DuckDB's overflow errors of exact sums held as Python ints: a decimal
     sum past DECIMAL(38), a HUGEINT sum past 128 bits, and avg of decimals
     or HUGEINT, which DuckDB adds up in a HUGEINT."""
