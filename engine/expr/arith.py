@@ -66,6 +66,9 @@ def arithmetic(op: str, args: list[Vector], out_type: DataType) -> Vector:
             res_scale = out_type.scale
             x = _exact_values(a, out_type, res_scale)
             y = _exact_values(b, out_type, res_scale)
+            if out_type.precision == 38:    # capped: DuckDB casts each operand first
+                check_precision(x, 38, valid, out_type)
+                check_precision(y, 38, valid, out_type)
     else:
         x = _exact_values(a, out_type, 0)
         y = _exact_values(b, out_type, 0)
