@@ -25,7 +25,8 @@ def round_(args: list[Expr]) -> Call:
     if len(args) == 1:
         out = x.type if not x.type.is_decimal else T.DECIMAL(x.type.precision, 0)
         return Call("round", [x], out)
-    digits = args[1]
+    from planner.folding import fold
+    digits = fold(args[1])                  # round(x, -1): -1 is neg(1) until folded
     if not isinstance(digits, Literal) or not digits.type.is_integer:
         raise UnsupportedFeatureError("round() with non-constant digits is not supported")
     digits = Literal(digits.value, T.INTEGER)
