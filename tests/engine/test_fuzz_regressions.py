@@ -49,6 +49,15 @@ CASES = [
     "SELECT typeof(ti + 1), typeof(3 * ti), typeof(ti + 1000), typeof(coalesce(ti, 3)), "
     "typeof(ti - -1), typeof(ti + 1::INTEGER) FROM t1 LIMIT 1",
     "SELECT 3 * ti FROM t1",
+    # window sums past DECIMAL(38) raise like grouped ones
+    "SELECT id, sum(w) OVER (PARTITION BY k ORDER BY id) FROM t1",
+    # a decimal + - whose type is capped at 38 digits casts each operand first
+    "SELECT w - round(w, 2) FROM t1",
+    "SELECT 0.0000000001 - max(ceil(w)) FROM t1",
+    # round() of doubles rounds the exact binary value, ties away from zero
+    "SELECT round(123.05::DOUBLE, 1), round(0.125::DOUBLE, 2), round(-0.25::DOUBLE, 1), "
+    "round(2.675::DOUBLE, 2), round(1.005::DOUBLE, 2), round(0.49999999999999994::DOUBLE), "
+    "round(125.0::DOUBLE, -1), round(f, 1), round(f, -1) FROM t1",
 ]
 
 

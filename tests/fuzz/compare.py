@@ -30,23 +30,21 @@ def same_value(a, b) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _key(v):
-    """A sort key that puts equal (and nearly equal) values together."""
+def _exact_part(v):
+    """A row's value with floats blanked: rows that match have equal parts."""
     if v is None:
-        return (0, 0, "")
-    if isinstance(v, bool):
-        return (1, int(v), "")
+        return (0, "")
     if isinstance(v, float):
-        if math.isnan(v):
-            return (2, math.inf, "nan")
-        return (2, float(f"{v:.6g}"), "")
+        return (1, "f")
+    if isinstance(v, bool):
+        return (2, str(v))
     if isinstance(v, (int, Decimal)):
-        return (2, float(f"{float(v):.6g}"), "")
-    return (3, 0, repr(v))
+        return (3, Decimal(v))
+    return (4, repr(v))
 
 
-def _row_key(row):
-    return tuple(_key(v) for v in row)
+def _float_part(row):
+    return tuple(-math.inf if v != v else v for v in row if isinstance(v, float))
 
 
 def differ(got: list[tuple], want: list[tuple], ordered: bool) -> str | None:
@@ -54,25 +52,19 @@ def differ(got: list[tuple], want: list[tuple], ordered: bool) -> str | None:
     if len(got) != len(want):
         return f"{len(got)} rows, DuckDB {len(want)}:\n  got  {got[:8]}\n  want {want[:8]}"
     if not ordered:
-        got, want = sorted(got, key=_row_key), sorted(want, key=_row_key)
+        got, want = _canonical(got), _canonical(want)
     for i, (g, w) in enumerate(zip(got, want)):
         if len(g) != len(w) or not all(same_value(a, b) for a, b in zip(g, w)):
-            if not ordered and _multiset_equal(got, want):
-                return None
             return f"row {i}: got {g!r}\n  DuckDB {w!r}"
     return None
 
 
-def _multiset_equal(got, want) -> bool:
-    """Slow exact matching, for rows whose sort keys tie differently."""
-    if len(got) > 3000:
-        return False
-    left = list(want)
-    for g in got:
-        for j, w in enumerate(left):
-            if len(g) == len(w) and all(same_value(a, b) for a, b in zip(g, w)):
-                del left[j]
-                break
-        else:
-            return False
-    return True
+def _canonical(rows):
+    """Rows sorted by their exact values, floats last: rows equal up to float
+    tolerance end up at the same position in both results."""
+    def key(row):
+        return (tuple(_exact_part(v) for v in row), _float_part(row))
+    try:
+        return sorted(rows, key=key)
+    except TypeError:                   # values of different types in one column
+        return sorted(rows, key=lambda row: repr(key(row)))

@@ -256,7 +256,8 @@ class QueryGen:
                                         "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW",
                                         "ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING",
                                         "ROWS BETWEEN 2 PRECEDING AND CURRENT ROW"])
-            ob = f"ORDER BY {key}{frame}" if (frame or r.random() < 0.6) else ""
+            ordered = frame or fn in ("first_value", "last_value") or r.random() < 0.6
+            ob = f"ORDER BY {key}{frame}" if ordered else ""   # first/last need an order
             sel.append(f"{call} OVER ({pby}{ob})")
         return self._finish(sel, f"FROM {t} AS {a}{self._where(g, 0.3)}")
 
