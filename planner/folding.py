@@ -320,7 +320,15 @@ def cast_value(v, src: T.DataType, dst: T.DataType):
 
 def _arith(f: str, args: list[Literal], t: T.DataType):
     if f == "neg":
-        return -args[0].value
+        v = -args[0].value
+        try:
+            if t.is_integer:
+                return _check_int(v, t)     # -INT64_MIN overflows: the engine raises
+            if t.is_decimal:
+                return _check_decimal(v, t)
+        except ValueError:
+            raise NotFoldable from None
+        return v
     a, b = args
     if t.is_float:
         x, y = (_as_float(a), _as_float(b))
