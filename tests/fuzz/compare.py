@@ -44,7 +44,7 @@ def _exact_part(v):
 
 
 def _float_part(row):
-    return tuple(-math.inf if v != v else v for v in row if isinstance(v, float))
+    return tuple((1, 0.0) if v != v else (0, v) for v in row if isinstance(v, float))
 
 
 def differ(got: list[tuple], want: list[tuple], ordered: bool) -> str | None:

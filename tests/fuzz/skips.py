@@ -29,3 +29,8 @@ GROUP_BY_LITERALS = True
 # raise only when the total does not fit (engine/operators/accumulators.py).
 # A DuckDB error with one of these messages and a pqdb result is not a failure.
 DUCKDB_ORDER_DEPENDENT_ERRORS = ("Overflow in HUGEINT addition",)
+
+# DuckDB types -(-9223372036854775807 - 1), the negation of a constant
+# expression, as HUGEINT (9223372036854775808) but -x of a BIGINT column as
+# BIGINT (overflow): the generator writes INT64_MIN as a cast of a string.
+INT64_MIN_LITERAL = "CAST('-9223372036854775808' AS BIGINT)"
