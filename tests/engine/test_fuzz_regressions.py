@@ -54,8 +54,6 @@ CASES = [
     # a decimal + - whose type is capped at 38 digits casts each operand first
     "SELECT w - round(w, 2) FROM t1",
     "SELECT 0.0000000001 - max(ceil(w)) FROM t1",
-    # folding -INT64_MIN made a 2**63 BIGINT literal (OverflowError outside pqdb's errors)
-    "SELECT i + (-(CAST('-9223372036854775808' AS BIGINT))) FROM t1",
     # round() of doubles rounds the exact binary value, ties away from zero
     "SELECT round(123.05::DOUBLE, 1), round(0.125::DOUBLE, 2), round(-0.25::DOUBLE, 1), "
     "round(2.675::DOUBLE, 2), round(1.005::DOUBLE, 2), round(0.49999999999999994::DOUBLE), "

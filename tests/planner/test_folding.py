@@ -114,3 +114,11 @@ def test_fold_nan_comparisons_as_duckdb():
     assert fold(Call("gt", [nan, inf], T.BOOLEAN)).value is True
     assert fold(Call("lt", [one, nan], T.BOOLEAN)).value is True
     assert fold(Call("ne", [one, nan], T.BOOLEAN)).value is True
+
+
+def test_fold_negation_out_of_range_is_left_to_the_engine():
+    """-INT64_MIN folded to a BIGINT literal of 2**63 (numpy then raised an
+    OverflowError outside pqdb's errors)."""
+    assert isinstance(fold(Call("neg", [lit(-2**63, T.BIGINT)], T.BIGINT)), Call)
+    assert fold(Call("neg", [lit(-2**63 + 1, T.BIGINT)], T.BIGINT)).value == 2**63 - 1
+    assert isinstance(fold(Call("neg", [lit(-128, T.TINYINT)], T.TINYINT)), Call)
