@@ -270,8 +270,7 @@ def _to_string(vec: Vector, target: DataType) -> Vector:
     if src.id == "DOUBLE":
         return _pylist_vector(target, [_float_text(repr(float(v)), v) for v in data], nulls)
     if src.id == "FLOAT":
-        return _pylist_vector(target, [_float_text(str(v), v) for v in data.astype(np.float32)],
-                              nulls)
+        return _pylist_vector(target, [_float32_text(v) for v in data.astype(np.float32)], nulls)
     if src.id == "DATE":
         offsets, buf = dk.format_dates(data.astype(np.int64), np.zeros(0, np.int64), False)
         return string_vector(target, offsets, buf, nulls)
@@ -290,6 +289,47 @@ def _to_string(vec: Vector, target: DataType) -> Vector:
 
 
 _format_decimal = decimal_text
+
+
+def _float32_text(v) -> str:
+    """A FLOAT as DuckDB prints it: the shortest digits that read back as the
+    same float32 (a decimal on the rounding boundary counts only when the
+    float's mantissa is even, as in Ryu), positional for exponents -4..15
+    ('10000000000.0'), else scientific ('1e+16'): Python's repr rules."""
+    if not np.isfinite(v) or v == 0:
+        return _float_text(str(v), v) if not np.isfinite(v) else ("-0.0" if np.signbit(v) else "0.0")
+    digits, exp = _shortest_float32(np.float32(v))
+    sign = "-" if v < 0 else ""
+    if -4 <= exp < 16:
+        point = exp + 1
+        if point <= 0:
+            return f"{sign}0.{'0' * -point}{digits}"
+        whole, frac = digits[:point].ljust(point, "0"), digits[point:]
+        return f"{sign}{whole}.{frac or '0'}"
+    mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    return f"{sign}{mant}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+
+
+def _shortest_float32(v: np.float32) -> tuple[str, int]:
+    """(significant digits, decimal exponent of the first) of |v|."""
+    from decimal import Decimal, localcontext
+
+    from planner.folding import EXACT
+    a = abs(v)
+    with localcontext(EXACT):
+        exact = Decimal(float(a))
+        lo = (Decimal(float(np.nextafter(a, np.float32(0)))) + exact) / 2
+        hi = (Decimal(float(np.nextafter(a, np.float32(np.inf)))) + exact) / 2
+        even = int(np.array(a, np.float32).view(np.uint32)) % 2 == 0
+        for p in range(1, 10):
+            text = f"{exact:.{p - 1}e}"
+            cand = Decimal(text)
+            if lo < cand < hi or even and (cand == lo or cand == hi):
+                mant, _, e = text.partition("e")
+                return mant.replace(".", "").rstrip("0") or "0", int(e)
+    text = f"{exact:.8e}"
+    mant, _, e = text.partition("e")
+    return mant.replace(".", "").rstrip("0"), int(e)
 
 
 def _float_text(text: str, v) -> str:

@@ -54,6 +54,10 @@ CASES = [
     # a decimal + - whose type is capped at 38 digits casts each operand first
     "SELECT w - round(w, 2) FROM t1",
     "SELECT 0.0000000001 - max(ceil(w)) FROM t1",
+    # FLOAT prints its shortest float32 digits, positional below 1e16
+    "SELECT CAST(CAST(f AS FLOAT) AS VARCHAR), CAST(CAST(i AS FLOAT) AS VARCHAR), "
+    "CAST(1e10::FLOAT AS VARCHAR), CAST(0.1::FLOAT AS VARCHAR), CAST(1e16::FLOAT AS VARCHAR), "
+    "CAST(1e-5::FLOAT AS VARCHAR), CAST(123456.789::FLOAT AS VARCHAR) FROM t1",
     # round() of doubles rounds the exact binary value, ties away from zero
     "SELECT round(123.05::DOUBLE, 1), round(0.125::DOUBLE, 2), round(-0.25::DOUBLE, 1), "
     "round(2.675::DOUBLE, 2), round(1.005::DOUBLE, 2), round(0.49999999999999994::DOUBLE), "
