@@ -252,3 +252,14 @@ def aggregate(func: str, arg: Expr | None, distinct: bool) -> AggregateCall:
     if func in ("min", "max"):
         return AggregateCall(func, arg, distinct, t)
     raise TypeError(f"unknown aggregate {func}")
+
+
+def in_subquery_comparison(x: Expr, item: Expr) -> Call:
+    """x = item for x IN (SELECT item ...): DuckDB types it with the common
+    type of UNION / COALESCE (T.common_type), not the comparison rule, so
+    1.5::DECIMAL(10,2) IN (SELECT 2::DECIMAL(38,0)) is true there (1.50
+    rounds to 2 in DECIMAL(38,0)).  For planner/binder_subquery.py."""
+    a, b = unify([x, item], "IN")
+    if a.type.id == "NULL":
+        a, b = cast(a, T.INTEGER), cast(b, T.INTEGER)
+    return Call("eq", [a, b], T.BOOLEAN)

@@ -23,6 +23,7 @@ def main(argv=None) -> int:
     p.add_argument("--data", default=str(Path(tempfile.gettempdir()) / "pqdb-fuzz"))
     p.add_argument("--no-tpch", action="store_true")
     p.add_argument("--stop-after", type=int, default=50)
+    p.add_argument("--show", type=int, default=5, help="examples of one-sided errors to print")
     args = p.parse_args(argv)
     pq, duck, schema = connect(Path(args.data), tpch=not args.no_tpch)
     stats = Stats()
@@ -31,6 +32,10 @@ def main(argv=None) -> int:
             log=lambda s: print(s + "\n", flush=True))
         print(f"seed {seed}: {stats.summary().splitlines()[0]}", flush=True)
     print(stats.summary())
+    for title, items in (("pqdb alone raised", stats.pqdb_only_error),
+                         ("DuckDB alone raised", stats.duck_only_error)):
+        for detail, sql in items[:args.show]:
+            print(f"{title} {detail}\n  {sql}")
     for took, sql in stats.slow[:10]:
         print(f"slow {took:.1f} s: {sql}")
     return 1 if stats.failures else 0

@@ -8,7 +8,8 @@ cast) where DuckDB returns rows: DuckDB's optimizer drops expressions whose
 value is never needed (a CASE branch under WHEN false, the other side of an
 INTERSECT with an empty input, a subquery under HAVING false), so it never
 evaluates the row that raises, while pqdb does; the summary shows a few of
-them to look at.
+them to look at.  The other way round (skips.DUCKDB_EVALUATES_MORE), a
+DuckDB runtime error where pqdb returns rows is counted and shown too.
 
 Replay one seed: PQDB_FUZZ_SEED=N pytest tests/fuzz, or
 python -m tests.fuzz --seed N --count M."""
@@ -43,6 +44,7 @@ class Stats:
     compared: int = 0
     both_error: int = 0
     pqdb_only_error: list = field(default_factory=list)
+    duck_only_error: list = field(default_factory=list)
     unsupported: collections.Counter = field(default_factory=collections.Counter)
     failures: list = field(default_factory=list)
     slow: list = field(default_factory=list)
@@ -52,7 +54,8 @@ class Stats:
         top = "; ".join(f"{n}x {m}" for m, n in self.unsupported.most_common(8))
         return (f"{self.queries} queries in {self.seconds:.1f} s: {self.compared} compared, "
                 f"{self.both_error} errors in both, {len(self.pqdb_only_error)} runtime errors "
-                f"in pqdb alone, {sum(self.unsupported.values())} "
+                f"in pqdb alone, {len(self.duck_only_error)} in DuckDB alone, "
+                f"{sum(self.unsupported.values())} "
                 f"unsupported in pqdb, {len(self.failures)} failures"
                 + (f"\n  unsupported: {top}" if top else ""))
 
@@ -83,6 +86,8 @@ def run_one(pqdb_con, duck_con, sql: str, ordered: bool):
             return "both_error", None
         if any(m in str(duck_error) for m in skips.DUCKDB_ORDER_DEPENDENT_ERRORS):
             return "both_error", None
+        if any(m in str(duck_error) for m in skips.DUCKDB_EVALUATES_MORE):
+            return "duck_error", str(duck_error).splitlines()[0][:160]
         return "fail", f"DuckDB raised {type(duck_error).__name__}: {str(duck_error)[:200]}; pqdb returned {got[:5]}"
     if pq_error is not None:
         if type(pq_error).__name__ in skips.UNSUPPORTED or isinstance(pq_error, BinderError):
@@ -118,6 +123,8 @@ def run(pqdb_con, duck_con, schema: dict, seed: int, count: int, budget_s: float
             stats.both_error += 1
         elif outcome == "pqdb_error":
             stats.pqdb_only_error.append((detail, sql))
+        elif outcome == "duck_error":
+            stats.duck_only_error.append((detail, sql))
         elif outcome == "unsupported":
             stats.unsupported[detail] += 1
         else:
