@@ -208,7 +208,8 @@ def cast_vector(vec: Vector, target: DataType) -> Vector:
     elif target.is_decimal:
         wide = target.is_wide_decimal
         if src.is_integer or src.id == "BOOLEAN":
-            d = data.astype(object) if wide or data.dtype == np.uint64 else data.astype(np.int64)
+            d = data.astype(object) if wide or data.dtype in (np.uint64, object) \
+                else data.astype(np.int64)          # HUGEINT past int64: Python ints
             r = rescale(d, 0, target.scale, valid, target)
         elif src.is_decimal:
             d = data.astype(object) if wide else data

@@ -58,6 +58,9 @@ CASES = [
     "SELECT CAST(CAST(f AS FLOAT) AS VARCHAR), CAST(CAST(i AS FLOAT) AS VARCHAR), "
     "CAST(1e10::FLOAT AS VARCHAR), CAST(0.1::FLOAT AS VARCHAR), CAST(1e16::FLOAT AS VARCHAR), "
     "CAST(1e-5::FLOAT AS VARCHAR), CAST(123456.789::FLOAT AS VARCHAR) FROM t1",
+    # a HUGEINT past int64 cast to a narrow DECIMAL raised OverflowError outside pqdb's errors
+    "SELECT CAST(CAST(w AS HUGEINT) AS DECIMAL(18,4)) FROM t1",
+    "SELECT CAST(CAST(w AS HUGEINT) AS DECIMAL(38,4)) FROM t1",
     # round() of doubles rounds the exact binary value, ties away from zero
     "SELECT round(123.05::DOUBLE, 1), round(0.125::DOUBLE, 2), round(-0.25::DOUBLE, 1), "
     "round(2.675::DOUBLE, 2), round(1.005::DOUBLE, 2), round(0.49999999999999994::DOUBLE), "
