@@ -200,8 +200,10 @@ class ExprGen:
         x = r.random()
         if x < 0.25:
             a, _ = self._numeric_operand(d)
+            if r.random() < 0.15:               # IEEE: x / 0 is inf, -inf or NaN
+                return f"({a} / {r.choice(['0', '0.0', '0.0::DOUBLE', '-0.0::DOUBLE'])})"
             b, _ = self._numeric_operand(d)
-            return f"({a} / {b})"
+            return f"({a} / nullif({b}, 0))"    # skips.SIGN_OF_ZERO
         if x < 0.45:
             op = r.choice(["+", "-", "*", "%"])
             return f"({self.expr('dbl', d)} {op} {self._numeric_operand(d)[0]})"

@@ -29,6 +29,8 @@ KINDS = ("int", "dec", "dbl", "str", "date", "bool")
 
 class QueryGen:
     def __init__(self, rng: random.Random, schema: dict):
+        self._kinds: list[str] = []
+        self._last_kinds: list[str] = []
         self.rng = rng
         self.schema = schema
         self.tpch = all(t in schema for t in TPCH)
@@ -60,13 +62,18 @@ class QueryGen:
     def generate(self) -> tuple[str, bool]:
         self._alias = 0
         r = self.rng
-        shape = r.choices(["select", "agg", "join", "semi", "setop", "window", "tpch"],
-                          [18, 18, 20, 12, 10, 10, 12 if self.tpch else 0])[0]
+        shape = r.choices(["select", "agg", "join", "semi", "setop", "window", "tpch", "derived",
+                           "cte", "nofrom"],
+                          [16, 16, 18, 12, 9, 9, 12 if self.tpch else 0, 7, 5, 2])[0]
         return getattr(self, "_" + shape)()
 
-    def _finish(self, select: list[str], body: str, distinct=False, order=None) -> tuple[str, bool]:
-        """SELECT list + FROM... body, with a total ORDER BY (and LIMIT) or none."""
+    def _finish(self, select: list[str], body: str, distinct=False, order=None,
+                kinds=None) -> tuple[str, bool]:
+        """SELECT list + FROM... body, with a total ORDER BY (and LIMIT) or
+        none.  kinds: the select list's kinds (for a query that reads this
+        one as a derived table), else those of the last _select_list."""
         r = self.rng
+        self._last_kinds = list(kinds) if kinds is not None else list(self._kinds)
         items = ", ".join(f"{e} AS c{i}" for i, e in enumerate(select))
         sql = f"SELECT {'DISTINCT ' if distinct else ''}{items} {body}"
         if order is None:
@@ -84,7 +91,8 @@ class QueryGen:
 
     def _select_list(self, g: ExprGen, n=None) -> list[str]:
         n = n or self.rng.randint(1, 4)
-        return [g.expr(self.rng.choice(KINDS)) for _ in range(n)]
+        self._kinds = [self.rng.choice(KINDS) for _ in range(n)]
+        return [g.expr(k) for k in self._kinds]
 
     def _where(self, g: ExprGen, p=0.6) -> str:
         return f" WHERE {g.expr('bool')}" if self.rng.random() < p else ""
@@ -104,23 +112,27 @@ class QueryGen:
             body = f"FROM {table} AS {a}"
         g = self.exprgen(cols, depth=2)
         where = self._where(g, 0.4)
-        keys = []
+        keyed = {}
         for _ in range(r.choice([0, 1, 1, 2, 2, 3])):
             kind = r.choice(["int", "str", "date", "bool", "dec", "dbl"])
-            keys.append(g.expr(kind, depth=1) if r.random() < 0.3 else (g.column(kind) or g.literal(kind)))
-        # skips.GROUP_BY_LITERALS: a bare integer literal is a position in DuckDB
-        keys = [k for k in dict.fromkeys(keys) if "." in k and not k[0].isdigit()]
+            k = g.expr(kind, depth=1) if r.random() < 0.3 else (g.column(kind) or g.literal(kind))
+            # skips.GROUP_BY_LITERALS: a bare integer literal is a position in DuckDB
+            if "." in k and not k[0].isdigit():
+                keyed.setdefault(k, kind)
+        keys = list(keyed)
         agg = ExprGen(r, cols, 2)
         agg.aggregates = True
         agg.bare = []
-        aggs = [agg.expr(r.choice(["int", "dec", "dbl", "str", "date"])) for _ in range(r.randint(1, 3))]
+        agg_kinds = [r.choice(["int", "dec", "dbl", "str", "date"]) for _ in range(r.randint(1, 3))]
+        aggs = [agg.expr(k) for k in agg_kinds]
+        agg_kinds = [k if "(" in a else "int" for a, k in zip(aggs, agg_kinds)]
         aggs = [a if "(" in a else f"count({a})" for a in aggs]
         sql_body = body + where
         if keys:
             sql_body += " GROUP BY " + ", ".join(keys)
             if r.random() < 0.3:
                 sql_body += f" HAVING {agg.expr('bool')}"
-        return self._finish(keys + aggs, sql_body)
+        return self._finish(keys + aggs, sql_body, kinds=list(keyed.values()) + agg_kinds)
 
     def _join_small(self):
         r = self.rng
@@ -187,6 +199,49 @@ class QueryGen:
         extra = f" AND {g.expr('bool')}" if r.random() < 0.3 else ""
         return self._finish(self._select_list(g), f"FROM {t} AS {a} WHERE {pred}{extra}")
 
+    def _derived(self):
+        """SELECT over a subquery in FROM (projection, aggregate or join)."""
+        r = self.rng
+        inner_sql, _ = r.choice([self._select, self._agg, self._join])()
+        inner_sql = inner_sql.split(" ORDER BY ")[0] if " LIMIT " not in inner_sql else inner_sql
+        cols = self._output_columns(inner_sql)
+        a = self.alias()
+        # a derived DATE may hold an edge date: named like t1.dt, arithmetic avoids it
+        scope = [Column(f"{a}.{n}", k, "dt" if k == "date" else n) for n, k in cols]
+        g = ExprGen(r, scope, 2)
+        if r.random() < 0.4:
+            return self._agg(body=f"FROM ({inner_sql}) AS {a}", cols=scope)
+        return self._finish(self._select_list(g), f"FROM ({inner_sql}) AS {a}{self._where(g, 0.5)}")
+
+    def _cte(self):
+        """WITH c AS (an aggregate), joined back to a small table."""
+        r = self.rng
+        t, a = self.small(), self.alias()
+        cols = self.columns(t, a)
+        g = ExprGen(r, cols, 2)
+        agg = ExprGen(r, cols, 1)
+        agg.aggregates, agg.bare = True, []
+        kind = r.choice(["int", "dec", "dbl", "str"])
+        inner = (f"SELECT {a}.k AS k, {agg.aggregate(kind) or 'count(*)'} AS v FROM {t} AS {a}"
+                 f"{self._where(g, 0.4)} GROUP BY {a}.k")
+        t2, b = self.small(), self.alias()
+        scope = self.columns(t2, b) + [Column("c.v", kind if kind != "int" else "int", "v"),
+                                       Column("c.k", "int", "k")]
+        g2 = ExprGen(r, scope, 2)
+        jt = r.choice(["JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN"])
+        body = f"FROM {t2} AS {b} {jt} c ON c.k = {b}.k{self._where(g2, 0.4)}"
+        sql, ordered = self._finish(self._select_list(g2), body)
+        return f"WITH c AS ({inner}) {sql}", ordered
+
+    def _nofrom(self):
+        g = ExprGen(self.rng, [], 3)
+        return self._finish(self._select_list(g), "", order=False)
+
+    def _output_columns(self, sql: str) -> list[tuple[str, str]]:
+        """(name, kind) of a generated query's c0.. columns, asked of DuckDB's
+        binder is too slow; the kinds are tracked in self._last_kinds."""
+        return list(zip([f"c{i}" for i in range(len(self._last_kinds))], self._last_kinds))
+
     def scalar_subquery(self, kind: str, outer: list[Column]) -> str | None:
         r = self.rng
         t, b = self.small(), self.alias()
@@ -235,6 +290,7 @@ class QueryGen:
         cols = self.columns(t, a)
         g = self.exprgen(cols, depth=1)
         sel = [key] + self._select_list(g, r.randint(1, 2))
+        self._kinds = ["int"] + self._kinds
         for _ in range(r.randint(1, 2)):
             pby = f"PARTITION BY {part} " if r.random() < 0.6 else ""
             fn = r.choice(["row_number", "rank", "dense_rank", "lag", "lead", "first_value",
