@@ -59,12 +59,17 @@ class Column:
 
 
 class ExprGen:
-    """Expressions over ``columns`` (Column list).  ``aggregates``: where an
-    aggregate may appear (grouped SELECT/HAVING); ``group_refs``: in a
-    grouped query, the only bare columns allowed."""
+    """Expressions over ``columns`` (Column list).  ``aggregates``: whether
+    an aggregate may appear (grouped SELECT/HAVING); ``bare``: in a grouped
+    query, the only bare columns allowed."""
 
-    def __init__(self, rng: random.Random, columns: list[Column], max_depth: int = 3):
+    def __init__(self, rng: random.Random, columns: list[Column], max_depth: int = 3,
+                 moderate: bool = False):
         self.rng = rng
+        # moderate: no huge magnitudes (the argument of a float sum, skips.FLOAT_SUMS)
+        self.moderate = moderate
+        if moderate:
+            columns = [c for c in columns if c.name not in skips.FLOAT_SUMS]
         self.columns = columns
         self.max_depth = max_depth
         self.aggregates = False
@@ -84,10 +89,11 @@ class ExprGen:
         r = self.rng
         if r.random() < 0.05:
             return f"NULL::{_TYPED_NULL[kind]}"
+        wide = r.random() >= 0.85 and not self.moderate
         if kind == "int":
-            return r.choice(_INT_LITS[:9]) if r.random() < 0.85 else r.choice(_INT_LITS)
+            return r.choice(_INT_LITS if wide else _INT_LITS[:9])
         if kind == "dec":
-            return r.choice(_DEC_LITS[:6]) if r.random() < 0.85 else r.choice(_DEC_LITS)
+            return r.choice(_DEC_LITS if wide else _DEC_LITS[:6])
         if kind == "dbl":
             return r.choice(_DBL_LITS)
         if kind == "str":
@@ -234,8 +240,9 @@ class ExprGen:
         if x < 0.68:
             k = r.choice(["int", "dec", "date", "bool", "dbl", "ts"])
             e = self.expr(k, d)
-            if k == "dbl":                  # skips.FLOAT_TO_VARCHAR
-                e = f"CAST({e} AS DOUBLE)"
+            if k == "dbl":                  # skips.FLOAT_TO_VARCHAR, skips.SIGN_OF_ZERO
+                return (f"CASE WHEN CAST({e} AS DOUBLE) = 'nan'::DOUBLE THEN 'nan' "
+                        f"ELSE CAST(CAST({e} AS DOUBLE) + 0.0 AS VARCHAR) END")
             return f"CAST({e} AS VARCHAR)"
         return self._common("str", d) or self.literal("str")
 
@@ -333,6 +340,8 @@ class ExprGen:
             if kind == "dec" and fn == "sum" and r.random() < 0.5:
                 src = "dec"
             dist = "DISTINCT " if r.random() < 0.15 else ""
+            if fn in ("sum", "avg") and (kind == "dbl" or src == "dbl"):
+                inner = ExprGen(r, self.columns, max_depth=1, moderate=True)
             return f"{fn}({dist}{inner.expr(src)})"
         if kind in ("str", "date", "ts"):
             return f"{r.choice(['min', 'max'])}({inner.expr(kind)})"
