@@ -32,6 +32,9 @@ _POOLS = {
     "ts": ("TIMESTAMP", ["TIMESTAMP '1995-03-15 10:20:30'", "TIMESTAMP '2000-02-29 00:00:00'",
                          "TIMESTAMP '1969-12-31 23:59:59.999999'", "NULL"]),
     "bo": ("BOOLEAN", ["true", "false", "NULL"]),
+    "sm": ("SMALLINT", ["0", "-32768", "32767", "5", "-5", "NULL"]),
+    "r": ("FLOAT", ["0.1", "-1.5", "3.4e38", "1e-40", "'nan'", "16777217", "NULL"]),
+    "ub": ("UINTEGER", ["0", "1", "4294967295", "7", "NULL"]),
 }
 
 # name -> number of rows (t0 is empty: aggregates and joins over no rows)
