@@ -163,8 +163,11 @@ class ExprGen:
         if x < 0.58:
             return f"length({self.expr('str', d)})"
         if x < 0.66:
-            part = r.choice(["year", "month", "day", "dow", "doy", "quarter", "week"])
-            return f"extract({part} FROM {self.expr(r.choice(['date', 'ts']), d)})"
+            k = r.choice(["date", "ts"])
+            parts = ["year", "month", "day", "dow", "doy", "quarter", "week", "isodow"]
+            if k == "ts":
+                parts += ["hour", "minute", "second", "millisecond", "microsecond"]
+            return f"extract({r.choice(parts)} FROM {self.expr(k, d)})"
         if x < 0.72:
             e, k = self._numeric_operand(d, ("int", "dec", "dbl"))
             return f"CAST({e} AS {r.choice(_CASTS['int'])})"
@@ -267,14 +270,19 @@ class ExprGen:
             return f"CAST({r.choice(_STR_LITS[:0] + ['1995-03-15', '2000-02-29'])!r} AS DATE)"
         return self._common("date", d) or self.literal("date")
 
+    def _safe_ts(self, d: int) -> str:
+        cols = [c.ref for c in self._cols("ts")]
+        return self.rng.choice(cols) if cols and self.rng.random() < 0.8 else self.rng.choice(_TS_LITS)
+
     def _ts(self, d: int) -> str:
         r = self.rng
         x = r.random()
-        unit = r.choice(["DAY", "MONTH", "YEAR"])
+        unit = r.choice(["DAY", "MONTH", "YEAR", "HOUR", "MINUTE", "SECOND"])
         if x < 0.35:
-            return f"({self._safe_date(d)} {r.choice(['+', '-'])} INTERVAL {r.randint(1, 40)} {unit})"
+            base = self._safe_date(d) if r.random() < 0.6 else self._safe_ts(d)
+            return f"({base} {r.choice(['+', '-'])} INTERVAL {r.randint(1, 40)} {unit})"
         if x < 0.55:
-            part = r.choice(["year", "quarter", "month", "week", "day"])
+            part = r.choice(["year", "quarter", "month", "week", "day", "hour", "minute", "second"])
             return f"date_trunc('{part}', {r.choice([self._safe_date(d), self.expr('ts', d)])})"
         if x < 0.65:
             return f"CAST({self._safe_date(d)} AS TIMESTAMP)"

@@ -314,7 +314,10 @@ class QueryGen:
                 frame = " " + r.choice(["ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING",
                                         "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW",
                                         "ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING",
-                                        "ROWS BETWEEN 2 PRECEDING AND CURRENT ROW"])
+                                        "ROWS BETWEEN 2 PRECEDING AND CURRENT ROW",
+                                        "ROWS BETWEEN 3 PRECEDING AND 1 PRECEDING",
+                                        "RANGE BETWEEN 2 PRECEDING AND 1 FOLLOWING",
+                                        "RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"])
             ordered = frame or fn in ("first_value", "last_value") or r.random() < 0.6
             ob = f"ORDER BY {key}{frame}" if ordered else ""   # first/last need an order
             sel.append(f"{call} OVER ({pby}{ob})")
