@@ -106,4 +106,5 @@ def floor_ceil(x: Vector, up: bool, out_type: DataType) -> Vector:
             out = -np.floor_divide(-d, q) if up else np.floor_divide(d, q)
         return Vector(out_type, out.astype(out_type.numpy_dtype), x.nulls)
     f = x.data.astype(np.float64)
-    return Vector(out_type, np.ceil(f) if up else np.floor(f), x.nulls)
+    r = np.ceil(f) if up else np.floor(f)
+    return Vector(out_type, r.astype(out_type.numpy_dtype, copy=False), x.nulls)

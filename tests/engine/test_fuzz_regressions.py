@@ -61,6 +61,8 @@ CASES = [
     # a HUGEINT past int64 cast to a narrow DECIMAL raised OverflowError outside pqdb's errors
     "SELECT CAST(CAST(w AS HUGEINT) AS DECIMAL(18,4)) FROM t1",
     "SELECT CAST(CAST(w AS HUGEINT) AS DECIMAL(38,4)) FROM t1",
+    # floor/ceil of FLOAT stay FLOAT (float32 arithmetic after them)
+    "SELECT typeof(ceil(r)), typeof(floor(r)), ceil(r) / nullif(sm, 0), floor(r) * 3 FROM t1",
     # round() of doubles rounds the exact binary value, ties away from zero
     "SELECT round(123.05::DOUBLE, 1), round(0.125::DOUBLE, 2), round(-0.25::DOUBLE, 1), "
     "round(2.675::DOUBLE, 2), round(1.005::DOUBLE, 2), round(0.49999999999999994::DOUBLE), "
