@@ -213,7 +213,8 @@ def _float_arithmetic(op, a, b, out_type, nulls):
         else:
             raise UnsupportedFeatureError(f"function {op}")
     if out_type.is_float:
-        return Vector(out_type, r.astype(out_type.numpy_dtype), nulls)
+        with np.errstate(over="ignore"):            # FLOAT: past 3.4e38 is inf
+            return Vector(out_type, r.astype(out_type.numpy_dtype), nulls)
     return cast_vector(Vector(DOUBLE, r, nulls), out_type)
 
 
