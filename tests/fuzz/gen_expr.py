@@ -167,7 +167,11 @@ class ExprGen:
             parts = ["year", "month", "day", "dow", "doy", "quarter", "week", "isodow"]
             if k == "ts":
                 parts += ["hour", "minute", "second", "millisecond", "microsecond"]
-            return f"extract({r.choice(parts)} FROM {self.expr(k, d)})"
+            e = self.expr(k, d)
+            if e.startswith("NULL::"):          # skips.EXTRACT_OF_NULL
+                e = self.literal(k).replace("NULL::DATE", "DATE '2000-01-01'")
+                e = e.replace("NULL::TIMESTAMP", "TIMESTAMP '2000-01-01 00:00:00'")
+            return f"extract({r.choice(parts)} FROM {e})"
         if x < 0.72:
             e, k = self._numeric_operand(d, ("int", "dec", "dbl"))
             return f"CAST({e} AS {r.choice(_CASTS['int'])})"

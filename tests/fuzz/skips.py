@@ -77,3 +77,8 @@ SIGN_OF_ZERO = "x / nullif(y, 0)"
 # any tolerance (DuckDB 0.0, pqdb 1.4999999999).  Float sum and avg
 # arguments are built without these columns and without huge literals.
 FLOAT_SUMS = ("w", "b")
+
+# DuckDB types extract(part FROM NULL::DATE) (a NULL constant) as DOUBLE,
+# not BIGINT as for any other argument; pqdb keeps BIGINT.  The generator
+# never extracts from a bare NULL literal.
+EXTRACT_OF_NULL = "extract(year FROM NULL::DATE)"
