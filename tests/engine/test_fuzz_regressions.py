@@ -63,6 +63,12 @@ CASES = [
     "SELECT CAST(CAST(w AS HUGEINT) AS DECIMAL(38,4)) FROM t1",
     # floor/ceil of FLOAT stay FLOAT (float32 arithmetic after them)
     "SELECT typeof(ceil(r)), typeof(floor(r)), ceil(r) / nullif(sm, 0), floor(r) * 3 FROM t1",
+    # decimals convert to DOUBLE correctly rounded (x % y amplifies a last-bit error)
+    "SELECT CAST(w AS DOUBLE), CAST(w * d AS DOUBLE), CAST(CAST(b AS DECIMAL(20,1)) / 7 AS DOUBLE), "
+    "(w + d) % nullif(coalesce(w, d) * CASE WHEN true THEN d ELSE w END, 0) FROM t3",
+    "SELECT CAST(CAST('962904219242370543' AS DECIMAL(18,2)) AS DOUBLE), "
+    "CAST(CAST('0.21400281415071489' AS DECIMAL(18,17)) AS DOUBLE), "
+    "CAST(CAST('0.000000000000000000000000007229163782758504' AS DECIMAL(38,38)) AS DOUBLE)",
     # round() of doubles rounds the exact binary value, ties away from zero
     "SELECT round(123.05::DOUBLE, 1), round(0.125::DOUBLE, 2), round(-0.25::DOUBLE, 1), "
     "round(2.675::DOUBLE, 2), round(1.005::DOUBLE, 2), round(0.49999999999999994::DOUBLE), "
