@@ -74,8 +74,11 @@ SIGN_OF_ZERO = "x / nullif(y, 0)"
 
 # A float sum's rounding depends on the order of its terms: with terms of
 # 1e28 (w cast to DOUBLE) or 9e18 (b) that cancel, the error is far beyond
-# any tolerance (DuckDB 0.0, pqdb 1.4999999999).  Float sum and avg
-# arguments are built without these columns and without huge literals.
+# any tolerance (DuckDB 0.0, pqdb 1.4999999999), and ceil(sum(x / y)) of a
+# sum that lands next to an integer differs by 1 (4000.0 against 4001.0 on
+# lineitem).  Float sum and avg arguments are made of exact terms: integers
+# cast to DOUBLE and the small tables' double columns, whose values are
+# binary fractions (0.125, not 0.1); no w, b or huge literals.
 FLOAT_SUMS = ("w", "b")
 
 # DuckDB types extract(part FROM NULL::DATE) (a NULL constant) as DOUBLE,
