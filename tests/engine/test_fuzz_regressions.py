@@ -98,3 +98,23 @@ def test_same_as_duckdb(cons, sql):
     got = pq.sql(sql).fetchall()
     problem = differ(got, want, ordered=False)
     assert problem is None, f"{sql}\n{problem}"
+
+
+def test_window_float_sums_of_long_frames():
+    """Frames past 64 rows were summed as prefix differences: inf - inf is
+    NaN (sum('inf') OVER (PARTITION BY k) on customer gave NaN, DuckDB inf),
+    and a huge value earlier in the prefix cancelled the frame's small ones."""
+    import math
+
+    import numpy as np
+
+    from engine.kernels.window import segment_sums
+    n = 300
+    vals = np.ones(n)
+    vals[0] = 1e300
+    vals[5] = math.inf
+    starts = np.array([0] * 100 + [6] * 200, np.int64)
+    ends = np.full(n, n, np.int64)
+    out = np.empty(n)
+    segment_sums(vals, starts, ends, out)
+    assert out[0] == math.inf and out[150] == n - 6.0
