@@ -60,7 +60,8 @@ IN_SUBQUERY_DECIMALS = "CAST(item AS DECIMAL(18,4))"
 DUCKDB_EVALUATES_MORE = ("Conversion Error", "Overflow in multipl", "Overflow in add",
                          "Overflow in subtract",
                          "Division by zero", "Overflow in division", "Overflow in negation",
-                         "Could not convert", "out of range for the destination type")
+                         "Could not convert", "out of range for the destination type",
+                         "Overflow on abs")
 
 # Which zero DuckDB keeps among equal ones (min/max, DISTINCT, GROUP BY of
 # -0.0 and 0.0) depends on the order of the rows: min(x) over (0.0), (-0.0)
