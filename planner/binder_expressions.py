@@ -18,7 +18,7 @@ from planner.binder_scope import BindContext, Scope
 from planner.errors import BinderError, UnsupportedFeatureError
 from planner.expressions import (AggregateCall, Call, ColumnRef, Expr,
                                  Interval, Literal)
-from planner.folding import EPOCH, EPOCH_DT, fold
+from planner.folding import EPOCH, EPOCH_DT, fold, scaled_int
 from planner.binder_params import parameter_value
 from planner.binder_star import plain_star
 from planner.binder_nested import NESTED_NODES, bind_nested_node, resolve_struct_column
@@ -316,9 +316,9 @@ class ExpressionBinder:
             t = T.decimal_literal_type(text)
             if t.is_float:
                 return Literal(float(text), T.DOUBLE)
-            return Literal(int(Decimal(text).scaleb(t.scale)), t)
+            return Literal(scaled_int(text, t.scale), t)
         value = int(text)
-        return Literal(value, T.integer_literal_type(value))
+        return F.SQLIntegerLiteral(value, T.integer_literal_type(value))
 
     def _parameter(self, node) -> Literal:
         key = self.ctx.placeholders.get(id(node))
@@ -395,6 +395,8 @@ class ExpressionBinder:
         target = sql_type(node.to)
         inner = self._bind(node.this)
         if inner.type == target:
+            if isinstance(inner, F.SQLIntegerLiteral):      # 1::INTEGER is typed
+                return Literal(inner.value, inner.type)
             return inner
         if not _castable(inner.type, target):
             raise self.ctx.error(f"cannot cast {inner.type} to {target}", node)
@@ -484,7 +486,7 @@ def python_literal(value) -> Literal:
         t = T.decimal_literal_type(format(value, "f"))
         if t.is_float:
             return Literal(float(value), T.DOUBLE)
-        return Literal(int(value.scaleb(t.scale)), t)
+        return Literal(scaled_int(value, t.scale), t)
     if isinstance(value, str):
         return Literal(value, T.VARCHAR)
     if isinstance(value, (bytes, bytearray)):

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import calendar
 import datetime as _dt
-from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import (ROUND_HALF_EVEN, ROUND_HALF_UP, Context, Decimal, InvalidOperation,
+                     localcontext)
 
 from planner import types as T
 from planner import temporal
@@ -20,6 +21,32 @@ EPOCH = _dt.date(1970, 1, 1)
 EPOCH_DT = _dt.datetime(1970, 1, 1)
 MICROS_PER_DAY = 86_400_000_000
 _COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
+
+
+# Decimal arithmetic (scaleb, quantize, *) rounds to the context's precision,
+# 28 digits by default: DECIMAL(38) literals lost their low digits.  Every
+# conversion here runs in this context, wide enough for any double's digits.
+EXACT = Context(prec=1000, Emax=100_000, Emin=-100_000)
+
+
+def scaled_int(text_or_value, scale: int) -> int:
+    """A number (decimal text or Decimal/float) times 10**scale, rounded half
+    away from zero (DuckDB), exact at any precision.  Raises InvalidOperation
+    for text that is no number."""
+    with localcontext(EXACT):
+        d = text_or_value if isinstance(text_or_value, Decimal) else Decimal(text_or_value)
+        if not d.is_finite():
+            raise InvalidOperation
+        return int(d.scaleb(scale).quantize(Decimal(1), ROUND_HALF_UP))
+
+
+def decimal_text(v: int, scale: int) -> str:
+    """DuckDB's text of a DECIMAL value (scaled int): all scale digits, no
+    exponent."""
+    if scale == 0:
+        return str(v)
+    digits = str(abs(v)).rjust(scale + 1, "0")
+    return ("-" if v < 0 else "") + digits[:-scale] + "." + digits[-scale:]
 
 
 class NotFoldable(Exception):
@@ -68,9 +95,7 @@ def _evaluate(call: Call):
     if f in _COMPARISONS:
         if any(v is None for v in vals):
             return None
-        a, b = vals
-        return {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b,
-                "gt": a > b, "ge": a >= b}[f]
+        return compare_values(f, *vals)
     if f == "not":
         return None if vals[0] is None else (not vals[0])
     if f == "is_null":
@@ -78,6 +103,31 @@ def _evaluate(call: Call):
     if f == "is_not_null":
         return vals[0] is not None
     return _NO
+
+
+def _nan_key(v):
+    """DuckDB's order of floats: NaN equals NaN and sorts above every number."""
+    if isinstance(v, float) and v != v:
+        return (1, 0.0)
+    return (0, v)
+
+
+def compare_values(op: str, a, b) -> bool:
+    """op (eq ne lt le gt ge) on two non-NULL literal values, as the engine
+    compares them (Python's NaN is unequal to itself and unordered)."""
+    if isinstance(a, float) or isinstance(b, float):
+        a, b = _nan_key(a), _nan_key(b)
+    if op == "eq":
+        return a == b
+    if op == "ne":
+        return a != b
+    if op == "lt":
+        return a < b
+    if op == "le":
+        return a <= b
+    if op == "gt":
+        return a > b
+    return a >= b
 
 
 def _fold_logic(call: Call) -> Expr:
@@ -162,6 +212,15 @@ def _round_half_away(num: int, den: int) -> int:
     return q if num >= 0 else -q
 
 
+def _as_float_type(v: float, t: T.DataType) -> float:
+    """A FLOAT literal holds a float32 value (0.6::FLOAT <> 0.6::DOUBLE)."""
+    if t.id == "FLOAT":
+        import numpy as np
+        with np.errstate(over="ignore"):
+            return float(np.float32(v))
+    return v
+
+
 def _check_int(v: int, t: T.DataType) -> int:
     bits = {"TINYINT": 8, "SMALLINT": 16, "INTEGER": 32, "BIGINT": 64, "HUGEINT": 128}
     ubits = {"UTINYINT": 8, "USMALLINT": 16, "UINTEGER": 32, "UBIGINT": 64}
@@ -197,19 +256,18 @@ def cast_value(v, src: T.DataType, dst: T.DataType):
                 return temporal.parse_time(text, 10 ** (9 if d == "TIME_NS" else 6), d == "TIMETZ")
             except ValueError:
                 raise ValueError(f"invalid {dst} literal {text!r}") from None
-        if dst.is_integer:
+        if dst.is_integer or dst.is_decimal:
+            scale = dst.scale if dst.is_decimal else 0
             try:
-                return _check_int(int(text.strip()), dst)
+                v = int(text.strip()) * 10 ** scale
             except ValueError:
-                raise ValueError(f"could not convert string {text!r} to {dst}") from None
-        if dst.is_decimal or dst.is_float:
-            try:
-                dec = Decimal(text.strip())
-            except InvalidOperation:
-                raise ValueError(f"could not convert string {text!r} to {dst}") from None
-            if dst.is_float:
-                return float(dec)
-            return _check_decimal(int((dec * (10 ** dst.scale)).quantize(Decimal(1), ROUND_HALF_UP)), dst)
+                try:                        # DuckDB rounds '2.5' to 3
+                    v = scaled_int(text.strip(), scale)
+                except (InvalidOperation, ValueError):
+                    raise ValueError(f"could not convert string {text!r} to {dst}") from None
+            return _check_int(v, dst) if dst.is_integer else _check_decimal(v, dst)
+        if dst.is_float:
+            raise NotFoldable               # 'nan', 'inf', '1e400': the engine's parser
         if d == "BOOLEAN":
             low = text.strip().lower()
             if low in ("true", "t", "1", "yes", "y"):
@@ -228,6 +286,8 @@ def cast_value(v, src: T.DataType, dst: T.DataType):
         raise NotFoldable
     if s == "NULL":
         return None
+    if s == "BOOLEAN" and d == "VARCHAR":
+        return "true" if v else "false"
     if src.is_integer or s == "BOOLEAN":
         v = int(v)
         if dst.is_integer:
@@ -235,7 +295,7 @@ def cast_value(v, src: T.DataType, dst: T.DataType):
         if dst.is_decimal:
             return _check_decimal(v * 10 ** dst.scale, dst)
         if dst.is_float:
-            return float(v)
+            return _as_float_type(float(v), dst)
         if d == "BOOLEAN":
             return v != 0
         if d == "VARCHAR":
@@ -249,18 +309,20 @@ def cast_value(v, src: T.DataType, dst: T.DataType):
         if dst.is_integer:
             return _check_int(_round_half_away(v, 10 ** src.scale), dst)
         if dst.is_float:
-            return v / 10 ** src.scale
+            return _as_float_type(v / 10 ** src.scale, dst)
         if d == "VARCHAR":
-            return str(Decimal(v).scaleb(-src.scale))
+            return decimal_text(v, src.scale)
         raise NotFoldable
     if src.is_float:
         if dst.is_float:
-            return float(v)
+            return _as_float_type(float(v), dst)
+        if v != v or v in (float("inf"), float("-inf")):
+            raise ValueError(f"could not cast {v} to {dst}")
         if dst.is_integer:          # DuckDB: double -> integer rounds half to even
-            return _check_int(int(Decimal(v).quantize(Decimal(1), ROUND_HALF_EVEN)), dst)
+            with localcontext(EXACT):
+                return _check_int(int(Decimal(v).quantize(Decimal(1), ROUND_HALF_EVEN)), dst)
         if dst.is_decimal:
-            scaled = Decimal(v).scaleb(dst.scale).quantize(Decimal(1), ROUND_HALF_UP)
-            return _check_decimal(int(scaled), dst)
+            return _check_decimal(scaled_int(Decimal(v), dst.scale), dst)
         raise NotFoldable
     if s == "DATE":
         if d in ("TIMESTAMP", "TIMESTAMPTZ"):
@@ -281,7 +343,15 @@ def cast_value(v, src: T.DataType, dst: T.DataType):
 
 def _arith(f: str, args: list[Literal], t: T.DataType):
     if f == "neg":
-        return -args[0].value
+        v = -args[0].value
+        try:
+            if t.is_integer:
+                return _check_int(v, t)     # -INT64_MIN overflows: the engine raises
+            if t.is_decimal:
+                return _check_decimal(v, t)
+        except ValueError:
+            raise NotFoldable from None
+        return v
     a, b = args
     if t.is_float:
         x, y = (_as_float(a), _as_float(b))
@@ -291,13 +361,9 @@ def _arith(f: str, args: list[Literal], t: T.DataType):
             return x - y
         if f == "mul":
             return x * y
-        if y == 0:
-            raise NotFoldable                    # division by zero: the engine's rule
-        if f == "div":
-            return x / y
-        if f == "intdiv":
-            return float(x // y)
-        raise NotFoldable
+        if y == 0 or f not in ("div", "intdiv"):
+            raise NotFoldable                    # by zero, %: the engine's rules
+        return x / y                             # DuckDB: // of floats is /
     if t.is_integer:
         x, y = a.value, b.value
         if f in ("intdiv", "mod", "div") and y == 0:

@@ -26,16 +26,59 @@ def cast(expr: Expr, to: T.DataType) -> Expr:
     return Call("cast", [expr], to)
 
 
-def unify(exprs: list[Expr], what: str) -> list[Expr]:
-    """Cast every expression to the common type of all of them."""
-    target = exprs[0].type
-    for e in exprs[1:]:
-        target = _common_with_literals(target, e, exprs)
+def unify(exprs: list[Expr], what: str, comparison: bool = False) -> list[Expr]:
+    """Cast every expression to the common type of all of them (for a
+    comparison or IN list: T.comparison_type, else T.common_type).  Integer
+    literals that fit the others' integer type take it (DuckDB's integer
+    literals: coalesce(tinyint_col, 3) is TINYINT)."""
+    typed = [e for e in exprs if integer_literal(e) is None] or exprs
+    target = typed[0].type
+    for e in typed[1:]:
+        target = _common_with_literals(target, e, exprs, comparison)
+    for e in exprs:
+        if e not in typed and not _fits(integer_literal(e), target):
+            target = _common_with_literals(target, e, exprs, comparison)
     return [cast(e, target) for e in exprs]
 
 
-def _common_with_literals(target: T.DataType, e: Expr, exprs: list[Expr]) -> T.DataType:
+class SQLIntegerLiteral(Literal):
+    """An integer literal as written in the SQL text: DuckDB lets it take the
+    type of a narrower integer operand it fits (``tinyint_col + 1`` is
+    TINYINT); ``1::INTEGER`` or ``1 + 1`` are plain INTEGERs."""
+
+
+def integer_literal(e: Expr) -> int | None:
+    """The value of an integer literal as written in SQL (``3``, ``-3``)."""
+    if isinstance(e, SQLIntegerLiteral):
+        return e.value
+    if isinstance(e, Call) and e.func == "neg" and len(e.args) == 1:
+        v = integer_literal(e.args[0])
+        return None if v is None else -v
+    return None
+
+
+_NARROW = {"TINYINT": (-2**7, 2**7 - 1), "SMALLINT": (-2**15, 2**15 - 1),
+           "UTINYINT": (0, 2**8 - 1), "USMALLINT": (0, 2**16 - 1), "UINTEGER": (0, 2**32 - 1)}
+
+
+def _fits(v: int | None, t: T.DataType) -> bool:
+    """An integer literal's value fits a narrow integer type t: it adopts t."""
+    if v is None or t.id not in _NARROW:
+        return False
+    lo, hi = _NARROW[t.id]
+    return lo <= v <= hi
+
+
+def _adapt_literal(e: Expr, other: T.DataType) -> Expr:
+    v = integer_literal(e)
+    return Literal(v, other) if _fits(v, other) else e
+
+
+def _common_with_literals(target: T.DataType, e: Expr, exprs: list[Expr],
+                          comparison: bool) -> T.DataType:
     try:
+        if comparison:
+            return T.comparison_type(target, e.type)
         return T.common_type(target, e.type)
     except TypeError:
         # a string literal adopts the other side's type (DuckDB: x = '5')
@@ -54,7 +97,7 @@ def _is_string_literal(e: Expr) -> bool:
 # ---- operators ------------------------------------------------------------
 
 def comparison(op: str, a: Expr, b: Expr) -> Call:
-    a, b = unify([a, b], op)
+    a, b = unify([a, b], op, comparison=True)
     if a.type.id == "NULL":
         a, b = cast(a, T.INTEGER), cast(b, T.INTEGER)
     return Call(op, [a, b], T.BOOLEAN)
@@ -70,6 +113,7 @@ def arithmetic(op: str, a: Expr, b: Expr) -> Call:
         a = cast(a, T.DOUBLE if not tb.is_numeric else tb)
     if b.type.id == "VARCHAR" and isinstance(b, Literal):
         b = cast(b, T.DOUBLE if not ta.is_numeric else ta)
+    a, b = _adapt_literal(a, b.type), _adapt_literal(b, a.type)   # ti + 1 is TINYINT
     t = T.arithmetic_type(op, a.type, b.type)
     if t.is_decimal and op in ("add", "sub", "mul"):
         a = a if a.type.is_decimal else cast(a, T.decimal_of(_non_null(a.type, b.type)))
@@ -118,7 +162,7 @@ def concat(args: list[Expr]) -> Call:
 
 
 def in_list(x: Expr, values: list[Expr]) -> Call:
-    exprs = unify([x] + values, "IN")
+    exprs = unify([x] + values, "IN", comparison=True)
     return Call("in_list", exprs, T.BOOLEAN)
 
 
@@ -208,3 +252,14 @@ def aggregate(func: str, arg: Expr | None, distinct: bool) -> AggregateCall:
     if func in ("min", "max"):
         return AggregateCall(func, arg, distinct, t)
     raise TypeError(f"unknown aggregate {func}")
+
+
+def in_subquery_comparison(x: Expr, item: Expr) -> Call:
+    """x = item for x IN (SELECT item ...): DuckDB types it with the common
+    type of UNION / COALESCE (T.common_type), not the comparison rule, so
+    1.5::DECIMAL(10,2) IN (SELECT 2::DECIMAL(38,0)) is true there (1.50
+    rounds to 2 in DECIMAL(38,0)).  For planner/binder_subquery.py."""
+    a, b = unify([x, item], "IN")
+    if a.type.id == "NULL":
+        a, b = cast(a, T.INTEGER), cast(b, T.INTEGER)
+    return Call("eq", [a, b], T.BOOLEAN)

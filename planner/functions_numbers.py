@@ -1,8 +1,8 @@
 """Typing of the number functions (DuckDB's rules, checked with typeof()):
 abs(x) -> type of x; round(x) -> type of x, DECIMAL(p,0) of DECIMAL(p,s);
 round(x, constant digits) -> DECIMAL(p, min(digits, s)) of a decimal, else
-type of x; floor/ceil(DECIMAL(p,s)) -> DECIMAL(p,0), of integers and floats
--> DOUBLE."""
+type of x; floor/ceil(DECIMAL(p,s)) -> DECIMAL(p,0), of FLOAT -> FLOAT, of integers
+and DOUBLE -> DOUBLE."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ def round_(args: list[Expr]) -> Call:
     if len(args) == 1:
         out = x.type if not x.type.is_decimal else T.DECIMAL(x.type.precision, 0)
         return Call("round", [x], out)
-    digits = args[1]
+    from planner.folding import fold
+    digits = fold(args[1])                  # round(x, -1): -1 is neg(1) until folded
     if not isinstance(digits, Literal) or not digits.type.is_integer:
         raise UnsupportedFeatureError("round() with non-constant digits is not supported")
     digits = Literal(digits.value, T.INTEGER)
@@ -39,6 +40,8 @@ def floor_ceil(func: str, x: Expr) -> Expr:
     t = x.type
     if t.is_decimal:
         return Call(func, [x], T.DECIMAL(t.precision, 0)) if t.scale else x
+    if t.id == "FLOAT":                         # DuckDB: FLOAT stays FLOAT
+        return Call(func, [x], T.FLOAT)
     if t.is_numeric or t.id == "NULL":
         return Call(func, [cast(x, T.DOUBLE)], T.DOUBLE)
     raise TypeError(f"{func} needs a number, got {t}")

@@ -252,8 +252,25 @@ def max_integer(a: DataType, b: DataType) -> DataType:
 
 
 def common_type(a: DataType, b: DataType) -> DataType:
-    """The type both sides of a comparison, CASE, COALESCE, IN or UNION
-    convert to.  Raises TypeError when there is none."""
+    """The type both sides of a CASE, COALESCE or UNION convert to (DuckDB's
+    MaxLogicalType).  Raises TypeError when there is none.
+
+    Numbers: FLOAT with any number but DOUBLE stays FLOAT.  Two decimals
+    take the larger whole part and the larger scale; when that needs more
+    than 38 digits the scale gives way (DECIMAL(38,10) and DECIMAL(38,0)
+    make DECIMAL(38,0)).  An integer with a decimal keeps the decimal's
+    scale, the width capped at 38."""
+    return _common(a, b, comparison=False)
+
+
+def comparison_type(a: DataType, b: DataType) -> DataType:
+    """The type both sides of a comparison or an IN list convert to (DuckDB's
+    BindComparison): as common_type, but decimals keep the larger scale and
+    only the width is capped at 38 (pqdb compares their values exactly)."""
+    return _common(a, b, comparison=True)
+
+
+def _common(a: DataType, b: DataType, comparison: bool) -> DataType:
     if a == b:
         return a
     if a.id == "NULL":
@@ -264,10 +281,12 @@ def common_type(a: DataType, b: DataType) -> DataType:
         return max_integer(a, b)
     if a.is_numeric and b.is_numeric:
         if a.is_float or b.is_float:
-            return DOUBLE
+            return DOUBLE if DOUBLE in (a, b) else FLOAT
         da, db = decimal_of(a), decimal_of(b)
         scale = max(da.scale, db.scale)
         whole = max(da.precision - da.scale, db.precision - db.scale)
+        if whole + scale > 38 and a.is_decimal and b.is_decimal and not comparison:
+            return DECIMAL(38, 38 - whole)
         return DECIMAL(min(whole + scale, 38), scale)
     for chain in _TIMESTAMP_CHAINS:      # DuckDB: TIMESTAMP_NS and TIMESTAMPTZ do not mix
         if a.id in chain and b.id in chain:

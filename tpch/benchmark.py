@@ -58,8 +58,10 @@ def reconcile_decimals(rows: list[tuple], expected_rows: list) -> list[tuple]:
             except decimal.InvalidOperation:
                 continue
             exponent = g.as_tuple().exponent
-            if isinstance(exponent, int) and e_dec.as_tuple().exponent < exponent <= 0 \
-                    and abs(g - e_dec) < decimal.Decimal(1).scaleb(exponent):
+            with decimal.localcontext(decimal.Context(prec=100)):   # 28 digits would round
+                close = isinstance(exponent, int) and e_dec.as_tuple().exponent < exponent <= 0 \
+                    and abs(g - e_dec) < decimal.Decimal(1).scaleb(exponent)
+            if close:
                 row[j] = e
         out.append(tuple(row))
     return out

@@ -2,8 +2,9 @@
 
 Exact types never wrap: BIGINT and narrow DECIMAL use overflow-checked numba
 kernels, narrower integers are computed in int64 and range-checked, wide
-DECIMAL/HUGEINT use Python ints in object arrays.  Division and modulo by
-zero give NULL.
+DECIMAL/HUGEINT use Python ints in object arrays.  As in DuckDB, ``/`` is
+float division (x / 0 is inf, -inf or NaN), ``//`` and an exact ``%`` by zero
+raise, and a float ``%`` by zero is NaN.  ``//`` and ``%`` truncate toward zero.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from engine.expr.vectors import (clean_object, coded_dictionary, const_view, mer
                                  null_bool)
 from engine.kernels import strings as sk
 from planner.expressions import MIRRORED_COMPARISON
-from planner.types import BIGINT, DOUBLE, DataType, common_type
+from planner.types import BIGINT, DOUBLE, DataType, comparison_type
 
 _OPS = {"add": "+", "sub": "-", "mul": "*"}
 
@@ -65,6 +66,9 @@ def arithmetic(op: str, args: list[Vector], out_type: DataType) -> Vector:
             res_scale = out_type.scale
             x = _exact_values(a, out_type, res_scale)
             y = _exact_values(b, out_type, res_scale)
+            if out_type.precision == 38:    # capped: DuckDB casts each operand first
+                check_precision(x, 38, valid, out_type)
+                check_precision(y, 38, valid, out_type)
     else:
         x = _exact_values(a, out_type, 0)
         y = _exact_values(b, out_type, 0)
@@ -143,19 +147,18 @@ def _int64_op(op, x, y, nulls, valid, out_type):
         if bad >= 0:
             raise _overflow(op, out_type, x[bad], y[bad])
         return res, nulls
-    zero = valid & (y == 0)
-    if zero.any():
-        nulls = merge_nulls(nulls, zero.astype(np.uint8))
-    y = np.where(y == 0, 1, y)
-    if op == "mod":
-        with np.errstate(all="ignore"):
-            return np.fmod(x, y), nulls
-    if op == "intdiv":
-        if (valid & (x == np.iinfo(np.int64).min) & (y == -1)).any():
-            raise _overflow(op, out_type, x.min(), -1)
-        q = np.abs(x) // np.abs(y)
-        return np.where((x < 0) != (y < 0), -q, q), nulls
-    raise UnsupportedFeatureError(f"function {op} on {out_type}")
+    if op not in ("intdiv", "mod"):
+        raise UnsupportedFeatureError(f"function {op} on {out_type}")
+    res, bad, why = nk.checked_divmod(0 if op == "intdiv" else 1, x, y, valid)
+    if bad >= 0:
+        if why == 1:
+            raise _division_by_zero(op)
+        raise _overflow(op, out_type, x[bad], y[bad])
+    return res, nulls
+
+
+def _division_by_zero(op):
+    return ArithmeticOverflowError(f"Division by zero in {'//' if op == 'intdiv' else '%'}")
 
 
 def _object_op(op, x, y, nulls, valid):
@@ -168,7 +171,7 @@ def _object_op(op, x, y, nulls, valid):
     is_zero = (y == 0).astype(bool)
     zero = valid & is_zero
     if zero.any():
-        nulls = merge_nulls(nulls, zero.astype(np.uint8))
+        raise _division_by_zero(op)
     if is_zero.any():
         y = y.copy()
         y[is_zero] = 1
@@ -198,19 +201,20 @@ def _float_arithmetic(op, a, b, out_type, nulls):
             r = x - y
         elif op == "mul":
             r = x * y
-        else:
+        elif op == "div":
+            r = x / y                        # IEEE: x / 0 is inf, -inf or NaN
+        elif op == "intdiv":                 # DuckDB: // of floats divides, but 0 raises
             zero = valid & (y == 0)
             if zero.any():
-                nulls = merge_nulls(nulls, zero.astype(np.uint8))
-            y = np.where(y == 0, 1.0, y)
-            if op in ("div", "intdiv"):
-                r = x / y
-            elif op == "mod":
-                r = np.fmod(x, y)
-            else:
-                raise UnsupportedFeatureError(f"function {op}")
+                raise _division_by_zero(op)
+            r = x / y
+        elif op == "mod":
+            r = np.fmod(x, y)                # x % 0 is NaN
+        else:
+            raise UnsupportedFeatureError(f"function {op}")
     if out_type.is_float:
-        return Vector(out_type, r.astype(out_type.numpy_dtype), nulls)
+        with np.errstate(over="ignore"):            # FLOAT: past 3.4e38 is inf
+            return Vector(out_type, r.astype(out_type.numpy_dtype), nulls)
     return cast_vector(Vector(DOUBLE, r, nulls), out_type)
 
 
@@ -275,7 +279,7 @@ def align_for_compare(a: Vector, b: Vector):
     if a.type.id == "NULL" or b.type.id == "NULL":
         return a, b
     try:
-        t = common_type(a.type, b.type)
+        t = comparison_type(a.type, b.type)
     except TypeError:
         raise UnsupportedFeatureError(f"comparison of {a.type} and {b.type}") from None
     return cast_vector(a, t), cast_vector(b, t)

@@ -251,3 +251,35 @@ def scaled_int_op(op, x, fx, y, fy, limit, valid):
         bad |= valid[i] & over
         out[i] = r
     return out, np.int64(-1) if bad else np.int64(0)
+
+
+@njit(nogil=True, cache=True)
+def checked_divmod(op, x, y, valid):
+    """Truncating x // y (op 0) or x % y (op 1, the sign of x), as DuckDB
+    and C compute them.  Returns (result, first bad row or -1, why: 1 =
+    division by zero, 2 = INT64_MIN // -1 overflows).  INT64_MIN % -1 is 0."""
+    n = x.shape[0]
+    out = np.empty(n, np.int64)
+    for i in range(n):
+        a = x[i]
+        b = y[i]
+        if b == 0:
+            out[i] = 0
+            if valid[i]:
+                return out, i, 1
+            continue
+        if b == -1:
+            if op == 0 and a == INT64_MIN:
+                out[i] = 0
+                if valid[i]:
+                    return out, i, 2
+                continue
+            out[i] = np.int64(0) - a if op == 0 else np.int64(0)
+            continue
+        q = a // b                      # floor
+        r = a - q * b
+        if r != 0 and (a < 0) != (b < 0):
+            q += 1                      # floor -> truncation
+            r -= b
+        out[i] = q if op == 0 else r
+    return out, -1, 0

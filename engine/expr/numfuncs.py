@@ -57,13 +57,37 @@ def round_vector(v: Vector, digits: int, out_type: DataType) -> Vector:
         dec = cast_vector(v, decimal_of(v.type) if v.type.id != "BIGINT" else DataType("DECIMAL", 18, 0))
         return round_vector(dec, digits, out_type)
     x = to_float64(v)
-    scale = 10.0 ** digits
-    with np.errstate(all="ignore"):
-        y = x * scale
-        r = np.trunc(y + np.copysign(0.5, y)) / scale
-        r = np.where(np.isfinite(r), r, x)
+    r = _round_float(x, digits)
     return Vector(out_type, r.astype(out_type.numpy_dtype) if out_type.is_float else r, v.nulls) \
         if out_type.is_float else cast_vector(Vector(DOUBLE, r, v.nulls), out_type)
+
+
+def _round_float(x: np.ndarray, digits: int) -> np.ndarray:
+    """round(x, digits) of doubles as DuckDB computes it: x * 10**digits in
+    long double (64-bit mantissa), rounded half away from zero, back to
+    double, divided by 10**digits (round(123.05, 1) = 123.0, as 123.05 is
+    123.04999...; round(0.125, 2) = 0.13).  The double product rounds, so
+    rows whose scaled value lies near a tie or past 2**52 are computed
+    exactly with Decimal (exact where long double is: below 2**64)."""
+    scale = 10.0 ** abs(digits)
+    with np.errstate(all="ignore"):
+        y = x * scale if digits >= 0 else x / scale
+        r = np.trunc(y + np.copysign(0.5, y))
+        r = r / scale if digits >= 0 else r * scale
+        ay = np.abs(y)
+        frac = ay - np.floor(ay)
+        exact = (np.abs(frac - 0.5) < 1e-6) | (ay >= 2.0 ** 52)
+        exact &= ay < 2.0 ** 63
+        r = np.where(np.isfinite(r), r, x)
+    if exact.any():
+        from decimal import ROUND_HALF_UP, Decimal, localcontext
+
+        from planner.folding import EXACT
+        with localcontext(EXACT):
+            for i in np.flatnonzero(exact).tolist():
+                q = float(Decimal(float(x[i])).scaleb(digits).quantize(Decimal(1), ROUND_HALF_UP))
+                r[i] = q / scale if digits >= 0 else q * scale
+    return r
 
 
 # ---------------------------------------------------------------- comparison
@@ -82,4 +106,5 @@ def floor_ceil(x: Vector, up: bool, out_type: DataType) -> Vector:
             out = -np.floor_divide(-d, q) if up else np.floor_divide(d, q)
         return Vector(out_type, out.astype(out_type.numpy_dtype), x.nulls)
     f = x.data.astype(np.float64)
-    return Vector(out_type, np.ceil(f) if up else np.floor(f), x.nulls)
+    r = np.ceil(f) if up else np.floor(f)
+    return Vector(out_type, r.astype(out_type.numpy_dtype, copy=False), x.nulls)

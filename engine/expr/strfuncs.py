@@ -7,6 +7,7 @@ import numpy as np
 
 from engine.block import Vector
 from engine.errors import ExecutionError
+from engine.expr import casemap
 from engine.expr.vectors import flat, merge_nulls, string_vector
 from engine.kernels import strings as sk
 from planner.types import BIGINT, BOOLEAN, DataType
@@ -51,7 +52,8 @@ def like(x: Vector, pattern: Vector, pattern_const, esc_value, case_insensitive:
     if case_insensitive:
         x = change_case(x, upper=False)
         if pattern_const is not None:
-            pattern_const = pattern_const.lower() if isinstance(pattern_const, str) else bytes(pattern_const).lower()
+            pattern_const = casemap.to_lower(pattern_const) if isinstance(pattern_const, str) \
+                else bytes(pattern_const).lower()
         else:
             pattern = change_case(pattern, upper=False)
     esc = _escape_byte(esc_value)
@@ -119,7 +121,8 @@ def change_case(x: Vector, upper: bool) -> Vector:
     if len(data) == 0 or int(data.max()) < 0x80:
         return string_vector(x.type, offsets, sk.ascii_case(data, upper), x.nulls)
     texts = sk.views_to_pylist(x.data, x.heap, None)
-    out = [t.upper() if upper else t.lower() for t in texts]
+    fn = casemap.to_upper if upper else casemap.to_lower       # DuckDB: code point by code point
+    out = [fn(t) for t in texts]
     views, heap, _ = sk.views_from_pylist(out)
     return Vector(x.type, views, x.nulls, heap)
 

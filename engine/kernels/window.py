@@ -74,19 +74,42 @@ def sliding_extreme(keys, valid, starts, ends, want_max, out):
 
 @njit(nogil=True, cache=True)
 def segment_sums(vals, starts, ends, out):
-    """Float sums of vals[start:end] per row, each summed directly when the
-    frame is short (exact as a plain loop), via prefix sums otherwise."""
+    """Float sums of vals[start:end] per row: a short frame summed directly,
+    a longer one from a segment tree (O(log n) nodes).  Prefix-sum
+    differences would be cheaper but wrong: inf - inf is NaN (sum('inf')
+    OVER (PARTITION BY k) gave NaN where DuckDB gives inf), and a prefix
+    that passed a huge value cancels the frame's small ones."""
     n = len(vals)
-    prefix = np.zeros(n + 1, np.float64)
+    size = 1
+    while size < n:
+        size *= 2
+    tree = np.zeros(2 * size, np.float64)
     for i in range(n):
-        prefix[i + 1] = prefix[i] + vals[i]
+        tree[size + i] = vals[i]
+    for i in range(size - 1, 0, -1):
+        tree[i] = tree[2 * i] + tree[2 * i + 1]
     for i in range(n):
         s = starts[i]
         e = ends[i]
-        if e - s <= 64:
+        if i > 0 and s == starts[i - 1] and e == ends[i - 1]:
+            out[i] = out[i - 1]                 # the same frame (a whole partition)
+        elif e - s <= 64:
             acc = 0.0
             for j in range(s, e):
                 acc += vals[j]
             out[i] = acc
         else:
-            out[i] = prefix[e] - prefix[s]
+            left = 0.0
+            right = 0.0
+            lo = s + size
+            hi = e + size
+            while lo < hi:
+                if lo & 1:
+                    left += tree[lo]
+                    lo += 1
+                if hi & 1:
+                    hi -= 1
+                    right = tree[hi] + right
+                lo >>= 1
+                hi >>= 1
+            out[i] = left + right

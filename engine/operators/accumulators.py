@@ -232,6 +232,7 @@ class SumObjectAcc:
                 vals[cnt == 0] = 0
                 return Int64WideVector(t, vals, nulls if nulls.any() else None)
         total = python + ints.astype(object)
+        check_total(self.call, self.arg_type, total, cnt)
         if self.call.func == "avg":
             scale = 10 ** self.arg_type.scale if self.arg_type.is_decimal else 1
             vals = np.array([float(a) / c / scale if c else 0.0
@@ -242,6 +243,23 @@ class SumObjectAcc:
         if t.numpy_dtype != object:
             vals = np.array(list(vals)).astype(t.numpy_dtype)
         return Vector(t, vals, nulls if nulls.any() else None)
+
+
+def check_total(call, arg_type, total, cnt) -> None:
+    """DuckDB's overflow errors of exact sums held as Python ints: a decimal
+    sum past DECIMAL(38), a HUGEINT sum past 128 bits, and avg of decimals
+    or HUGEINT, which DuckDB adds up in a HUGEINT."""
+    t = call.type
+    if call.func == "sum":
+        limit = 10 ** 38 if t.is_decimal else 2 ** 127 if t.id == "HUGEINT" else None
+    else:
+        limit = 2 ** 127 if arg_type.is_decimal or arg_type.id == "HUGEINT" else None
+    if limit is None or not len(total):
+        return
+    live = total[cnt > 0]
+    if len(live) and (live.max() >= limit or live.min() <= -limit):
+        raise ArithmeticOverflowError(f"Overflow in {call.func.upper()} of {arg_type}: the "
+                                      f"result does not fit in {t if call.func == 'sum' else 'HUGEINT'}")
 
 
 class MinMaxAcc:

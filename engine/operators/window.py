@@ -231,6 +231,9 @@ def _sum_avg(f: WindowFunction, x: Vector, valid, start, end, count) -> Vector:
                 return Vector(f.type, sums / np.maximum(count, 1), nulls)
         return Vector(f.type, sums, nulls)
     sums = _exact_sums(x, valid, start, end)
+    if sums.dtype == object:                # DuckDB's overflow errors (DECIMAL(38), HUGEINT)
+        from engine.operators.accumulators import check_total
+        check_total(f, t, sums, count)
     if f.func == "avg":
         scale = 10.0 ** t.scale if t.is_decimal else 1.0
         avg = np.asarray(sums, dtype=np.float64) / np.maximum(count, 1) / scale

@@ -78,12 +78,36 @@ def test_integer_ops_match_duckdb():
     assert run(call("neg", [b], T.BIGINT), cols) == duck_eval("-c1", cols)
 
 
-def test_division_by_zero_is_null():
-    cols = [([5, 6, None], T.INTEGER), ([0, 3, 0], T.INTEGER)]
+def test_division_by_zero_as_duckdb():
+    """/ is float division (inf, -inf, NaN); // and an exact % raise; a
+    NULL row's gap (0 here) never raises."""
+    cols = [([5, -6, None, 0], T.INTEGER), ([0, 0, 0, 0], T.INTEGER)]
     a, b = col(0, T.INTEGER), col(1, T.INTEGER)
-    assert run(call("div", [a, b], T.DOUBLE), cols) == [None, 2.0, None]
-    assert run(call("mod", [a, b], T.INTEGER), cols) == [None, 0, None]
-    assert run(call("intdiv", [a, b], T.INTEGER), cols) == [None, 2, None]
+    got = run(call("div", [a, b], T.DOUBLE), cols)
+    assert got[:3] == [float("inf"), float("-inf"), None] and got[3] != got[3]
+    for op in ("mod", "intdiv"):
+        with pytest.raises(ArithmeticOverflowError, match="by zero"):
+            run(call(op, [a, b], T.INTEGER), cols)
+    ok = [([5, None], T.INTEGER), ([2, 0], T.INTEGER)]
+    assert run(call("intdiv", [col(0, T.INTEGER), col(1, T.INTEGER)], T.INTEGER), ok) == [2, None]
+    fa, fb = col(0, T.DOUBLE), col(1, T.DOUBLE)
+    fcols = [([5.0, -7.5], T.DOUBLE), ([0.0, 2.0], T.DOUBLE)]
+    m = run(call("mod", [fa, fb], T.DOUBLE), fcols)
+    assert m[0] != m[0] and m[1] == -1.5            # fmod; x % 0.0 is NaN
+    with pytest.raises(ArithmeticOverflowError, match="by zero"):
+        run(call("intdiv", [fa, fb], T.DOUBLE), fcols)
+    assert run(call("intdiv", [fa, fb], T.DOUBLE), [([-7.0], T.DOUBLE), ([2.0], T.DOUBLE)]) == [-3.5]
+
+
+def test_int64_min_intdiv_mod():
+    lo = -2**63
+    cols = [([lo, lo, lo + 1, -7, 7], T.BIGINT), ([2, -3, -1, 2, -2], T.BIGINT)]
+    a, b = col(0, T.BIGINT), col(1, T.BIGINT)
+    for op, sym in [("intdiv", "//"), ("mod", "%")]:
+        assert run(call(op, [a, b], T.BIGINT), cols) == duck_eval(f"c0 {sym} c1", cols), op
+    assert run(call("mod", [a, b], T.BIGINT), [([lo], T.BIGINT), ([-1], T.BIGINT)]) == [0]
+    with pytest.raises(ArithmeticOverflowError):
+        run(call("intdiv", [a, b], T.BIGINT), [([lo], T.BIGINT), ([-1], T.BIGINT)])
 
 
 def test_double_ops():

@@ -49,6 +49,8 @@ def test_fold_arithmetic():
     big = Call("add", [lit(2**31 - 1, T.INTEGER), lit(1, T.INTEGER)], T.INTEGER)
     assert isinstance(fold(big), Call)
     assert isinstance(fold(Call("div", [lit(1.0, T.DOUBLE), lit(0.0, T.DOUBLE)], T.DOUBLE)), Call)
+    # DuckDB: // of doubles is /, not floor division
+    assert fold(Call("intdiv", [lit(-7.0, T.DOUBLE), lit(2.0, T.DOUBLE)], T.DOUBLE)).value == -3.5
 
 
 def test_fold_date_minus_interval():
@@ -82,3 +84,41 @@ def test_fold_logic():
     assert fold(Call("or", [x, lit(True, T.BOOLEAN)], T.BOOLEAN)).value is True
     kept = fold(Call("and", [x, lit(None, T.BOOLEAN)], T.BOOLEAN))
     assert kept.func == "and" and len(kept.args) == 2
+
+
+def test_wide_decimal_literals_keep_every_digit():
+    """Python's default decimal context has 28 digits: DECIMAL(38) literals,
+    casts and their text lost their low digits."""
+    from planner.folding import decimal_text, scaled_int
+    assert scaled_int("99999999999999999999999999.9999999999", 10) == 10**36 - 1
+    assert scaled_int("-12345678901234567890123456789.123456789", 9) == \
+        -12345678901234567890123456789123456789
+    assert scaled_int("2.5", 0) == 3 and scaled_int("-2.5", 0) == -3   # half away from zero
+    assert decimal_text(1, 10) == "0.0000000001" and decimal_text(-10**36 + 1, 10) == \
+        "-99999999999999999999999999.9999999999"
+    assert cast_value("12345678901234567890123456789.123456789", T.VARCHAR,
+                      T.DECIMAL(38, 9)) == 12345678901234567890123456789123456789
+    assert cast_value("2.5", T.VARCHAR, T.INTEGER) == 3
+    assert cast_value(1e30, T.DOUBLE, T.HUGEINT) == int(1e30)
+    assert cast_value(1, T.DECIMAL(12, 10), T.VARCHAR) == "0.0000000001"
+
+
+def test_fold_nan_comparisons_as_duckdb():
+    """NaN equals NaN and sorts above every number (the engine's rule), not
+    Python's unordered NaN."""
+    nan = lit(float("nan"), T.DOUBLE)
+    one, inf = lit(1.0, T.DOUBLE), lit(float("inf"), T.DOUBLE)
+    want = {"eq": True, "ne": False, "lt": False, "le": True, "gt": False, "ge": True}
+    for op, v in want.items():
+        assert fold(Call(op, [nan, nan], T.BOOLEAN)).value is v, op
+    assert fold(Call("gt", [nan, inf], T.BOOLEAN)).value is True
+    assert fold(Call("lt", [one, nan], T.BOOLEAN)).value is True
+    assert fold(Call("ne", [one, nan], T.BOOLEAN)).value is True
+
+
+def test_fold_negation_out_of_range_is_left_to_the_engine():
+    """-INT64_MIN folded to a BIGINT literal of 2**63 (numpy then raised an
+    OverflowError outside pqdb's errors)."""
+    assert isinstance(fold(Call("neg", [lit(-2**63, T.BIGINT)], T.BIGINT)), Call)
+    assert fold(Call("neg", [lit(-2**63 + 1, T.BIGINT)], T.BIGINT)).value == 2**63 - 1
+    assert isinstance(fold(Call("neg", [lit(-128, T.TINYINT)], T.TINYINT)), Call)

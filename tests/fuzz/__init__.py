@@ -1,0 +1,1 @@
+"""Differential SQL fuzzing of pqdb against DuckDB (see runner.py)."""

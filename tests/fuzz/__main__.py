@@ -1,0 +1,45 @@
+"""python -m tests.fuzz --seed N --count M [--seeds K] [--no-tpch]
+
+Runs M queries per seed (seeds N .. N+K-1) against DuckDB and prints every
+failure with its seed and SQL.  TPC-H SF0.01 is generated once into
+--data (default /tmp/pqdb-fuzz)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from tests.fuzz.runner import Stats, run
+from tests.fuzz.setup import connect
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m tests.fuzz")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--count", type=int, default=1000)
+    p.add_argument("--seeds", type=int, default=1)
+    p.add_argument("--data", default=str(Path(tempfile.gettempdir()) / "pqdb-fuzz"))
+    p.add_argument("--no-tpch", action="store_true")
+    p.add_argument("--stop-after", type=int, default=50)
+    p.add_argument("--show", type=int, default=5, help="examples of one-sided errors to print")
+    args = p.parse_args(argv)
+    pq, duck, schema = connect(Path(args.data), tpch=not args.no_tpch)
+    stats = Stats()
+    for seed in range(args.seed, args.seed + args.seeds):
+        run(pq, duck, schema, seed, args.count, stats=stats, stop_after=args.stop_after,
+            log=lambda s: print(s + "\n", flush=True))
+        print(f"seed {seed}: {stats.summary().splitlines()[0]}", flush=True)
+    print(stats.summary())
+    for title, items in (("pqdb alone raised", stats.pqdb_only_error),
+                         ("DuckDB alone raised", stats.duck_only_error)):
+        for detail, sql in items[:args.show]:
+            print(f"{title} {detail}\n  {sql}")
+    for took, sql in stats.slow[:10]:
+        print(f"slow {took:.1f} s: {sql}")
+    return 1 if stats.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

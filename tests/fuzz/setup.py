@@ -1,0 +1,21 @@
+"""Connections for the fuzzer: pqdb and DuckDB over the same views."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.fuzz import tables
+
+
+def connect(folder: Path, tpch: bool = True, tpch_dir: str | None = None):
+    """(pqdb connection, DuckDB connection, schema).  TPC-H SF0.01 is
+    generated into folder/tpch unless tpch_dir names it."""
+    import duckdb
+
+    import engine
+    if tpch and tpch_dir is None:
+        from tpch.generate import generate
+        tpch_dir = generate(0.01, str(folder / "tpch"))
+    pq, duck = engine.connect(":memory:"), duckdb.connect()
+    schema = tables.setup(folder / "small", tpch_dir if tpch else None, pq, duck)
+    return pq, duck, schema

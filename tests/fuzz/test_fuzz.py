@@ -1,0 +1,38 @@
+"""The CI budget of the differential fuzzer: about 2,000 random queries on
+pqdb and DuckDB, a new seed each run.  The seed is printed (and is in the
+failure message); PQDB_FUZZ_SEED=N replays it, and
+``python -m tests.fuzz --seed N --count M`` runs more."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+
+COUNT = int(os.environ.get("PQDB_FUZZ_COUNT", "2000"))
+BUDGET_S = float(os.environ.get("PQDB_FUZZ_BUDGET_S", "110"))
+
+
+@pytest.fixture(scope="module")
+def fuzz_cons(tpch_sf001, tmp_path_factory):
+    from tests.fuzz.setup import connect
+    pq, duck, schema = connect(tmp_path_factory.mktemp("fuzz"), tpch_dir=tpch_sf001)
+    yield pq, duck, schema
+    pq.close()
+    duck.close()
+
+
+def test_differential_fuzz(fuzz_cons, capsys):
+    from tests.fuzz.runner import run
+    pq, duck, schema = fuzz_cons
+    env = os.environ.get("PQDB_FUZZ_SEED")
+    seed = int(env) if env else random.SystemRandom().randrange(1 << 31)
+    with capsys.disabled():
+        print(f"\n[fuzz] seed {seed} (replay: PQDB_FUZZ_SEED={seed})", flush=True)
+    stats = run(pq, duck, schema, seed, COUNT, budget_s=BUDGET_S, stop_after=10)
+    with capsys.disabled():
+        print(f"[fuzz] {stats.summary()}", flush=True)
+    assert not stats.failures, (f"seed {seed}: {len(stats.failures)} failures\n\n"
+                                + "\n\n".join(str(f) for f in stats.failures))
+    assert stats.compared >= stats.queries // 2, stats.summary()
