@@ -18,6 +18,7 @@ from planner.binder_star import expand as expand_star, is_star_item
 from planner.binder_window import WindowCollector
 from planner.errors import UnsupportedFeatureError
 from planner.expressions import Call, ColumnRef, Expr, Literal, walk
+from planner.functions import TypeofLiteral
 from planner.logical import Aggregate, Limit, Node, Project, Sort, SortKey
 
 
@@ -169,10 +170,30 @@ def _bind_select_list(ctx, scope, select, collector, windows=None, unnests=None)
 
 
 def ordinal(node) -> int | None:
-    """n of a positional reference (GROUP BY 2, ORDER BY 1), else None."""
+    """n of a positional reference (GROUP BY 2, ORDER BY 1, also -1 or (1),
+    which DuckDB reads as out-of-range positions), else None."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    sign = 1
+    if isinstance(node, exp.Neg):
+        node, sign = node.this, -1
     if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
-        return int(node.this)
+        return sign * int(node.this)
     return None
+
+
+def _is_constant_literal(node) -> bool:
+    """A literal that is no position: 'x', 1.5, -1.5, NULL (DuckDB: ORDER BY
+    such a literal "has no effect" and is an error)."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Neg):
+        node = node.this
+    return isinstance(node, (exp.Literal, exp.Null, exp.Boolean))
+
+
+def _position_error(ctx, clause: str, n: int, node):
+    return ctx.error(f"{clause} term out of range - should be between 1 and {n}", node)
 
 
 def _alias_target(node, items: list[_Item], scope, prefer_scope: bool) -> int | None:
@@ -205,7 +226,7 @@ def _bind_groups(ctx, scope, group, items):
         k = ordinal(g)
         if k is not None:
             if not 1 <= k <= len(items):
-                raise ctx.error(f"GROUP BY position {k} is not in the select list", g)
+                raise _position_error(ctx, "GROUP BY", len(items), g)
             expr, name = items[k - 1].expr, items[k - 1].name
         else:
             idx = _alias_target(g, items, scope, prefer_scope=True)
@@ -254,9 +275,11 @@ def _bind_order(ctx, scope, order, items, collector) -> list[list]:
         k = ordinal(e)
         if k is not None:
             if not 1 <= k <= len(items):
-                raise ctx.error(f"ORDER BY position {k} is not in the select list", e)
+                raise _position_error(ctx, "ORDER", len(items), e)
             out.append(["output", k - 1, asc, nulls_first, o])
             continue
+        if _is_constant_literal(e):
+            raise ctx.error("ORDER BY non-integer literal has no effect", e)
         idx = _alias_target(e, items, scope, prefer_scope=False)
         if idx is not None:
             out.append(["output", idx, asc, nulls_first, o])
@@ -286,6 +309,9 @@ def _to_aggregate_output(ctx, e: Expr, keys, ngroups, groups, group_names, agg_n
     if isinstance(e, Call):
         return Call(e.func, [_to_aggregate_output(ctx, a, keys, ngroups, groups, group_names,
                                                   agg_names, where_node) for a in e.args], e.type)
+    if isinstance(e, TypeofLiteral):       # its argument must be valid here too
+        _to_aggregate_output(ctx, e.argument, keys, ngroups, groups, group_names, agg_names,
+                             where_node)
     return e
 
 

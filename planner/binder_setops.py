@@ -130,7 +130,7 @@ def order_limit(qb, ast, node: Node) -> Node:
             k = ordinal(e)
             if k is not None:
                 if not 1 <= k <= len(schema):
-                    raise qb.ctx.error(f"ORDER BY position {k} is not in the select list", e)
+                    raise qb.ctx.error(f"ORDER term out of range - should be between 1 and {len(schema)}", e)
                 bound = ColumnRef(k - 1, schema[k - 1].type, schema[k - 1].name)
             else:
                 bound = ExpressionBinder(qb.ctx, scope, "ORDER BY").bind(e)

@@ -115,7 +115,7 @@ def bind_subquery_expression(binder, node) -> Expr:
     if node.args.get("unnest") is not None or node.args.get("field") is not None:
         raise UnsupportedFeatureError("IN with UNNEST is not supported")
     left = binder._bind(probe)
-    cmp = F.comparison("eq", left, ColumnRef(0, column.type, column.name))
+    cmp = F.in_subquery_comparison(left, ColumnRef(0, column.type, column.name))
     left, right = cmp.args
     if not (isinstance(right, ColumnRef) and right.index == 0):
         plan = Project(plan, [right], [column.name])

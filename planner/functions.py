@@ -214,9 +214,19 @@ def coalesce(args: list[Expr]) -> Call:
     return Call("coalesce", unified, unified[0].type)
 
 
+class TypeofLiteral(Literal):
+    """typeof(x): a constant, which still names its argument so that the
+    binder can check x's columns where the query aggregates (DuckDB: typeof(r)
+    of an ungrouped column r is an error, as r itself would be)."""
+
+    def __init__(self, value, type, argument: Expr):
+        super().__init__(value, type)
+        self.argument = argument
+
+
 def typeof(x: Expr) -> Literal:
     """The name of x's type, a constant (DuckDB spells the NULL type "NULL")."""
-    return Literal(str(x.type) if x.type.id != "NULL" else '"NULL"', T.VARCHAR)
+    return TypeofLiteral(str(x.type) if x.type.id != "NULL" else '"NULL"', T.VARCHAR, x)
 
 
 def nullif(a: Expr, b: Expr) -> Expr:

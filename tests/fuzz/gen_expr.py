@@ -260,8 +260,8 @@ class ExprGen:
         return self._safe_date(d), self._safe_date(d)
 
     def _safe_date(self, d: int) -> str:
-        """A DATE that date arithmetic may move (skips.EDGE_DATE_COLUMNS)."""
-        cols = [c.ref for c in self._cols("date") if c.name not in skips.EDGE_DATE_COLUMNS]
+        """A DATE that date arithmetic may move."""
+        cols = [c.ref for c in self._cols("date")]
         if cols and self.rng.random() < 0.8:
             return self.rng.choice(cols)
         return self.rng.choice(_DATE_LITS[:5])

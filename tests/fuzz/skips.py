@@ -3,12 +3,6 @@ belongs to another area (or is DuckDB's own oddity); the generator steers
 around it so that the remaining differences are real findings.  Remove an
 entry once its fix lands.  Minimal SQL for each is in the docstring."""
 
-# Dates outside years 1-9999 come back as raw integers (result conversion of
-# out-of-range dates, engine/convert.py: another engineer's issue, classes 1
-# and 12).  `SELECT DATE '9999-12-31' + 1` -> DuckDB 10000-01-01, pqdb an int.
-# So date arithmetic only moves dates of columns in the middle range.
-EDGE_DATE_COLUMNS = ("dt",)
-
 # CAST(FLOAT AS VARCHAR): DuckDB prints most floats with their shortest
 # float32 digits (as pqdb now does), but some with all their digits:
 # CAST(-3746586.75::FLOAT AS VARCHAR) is '-3746586.75' in DuckDB, where the
@@ -18,13 +12,6 @@ FLOAT_TO_VARCHAR = "CAST(CAST(x AS DOUBLE) AS VARCHAR)"
 
 # pqdb errors that mean "not implemented": such a query is counted, not failed.
 UNSUPPORTED = ("UnsupportedFeatureError",)
-
-# GROUP BY / ORDER BY of an integer literal is a column position in DuckDB;
-# pqdb's binder accepts out-of-range and negative ones as constants
-# (binder audit): `SELECT k, -1 FROM t1 GROUP BY k, -1` -> DuckDB "GROUP BY
-# term out of range", pqdb groups by the constant; `SELECT k FROM t1 ORDER
-# BY -1` likewise.  Group keys are never bare literals.
-GROUP_BY_LITERALS = True
 
 # DuckDB adds up avg() of DECIMAL / HUGEINT (and wide sums) in a 128-bit
 # integer that raises "Overflow in HUGEINT addition" when a running sum
@@ -37,16 +24,6 @@ DUCKDB_ORDER_DEPENDENT_ERRORS = ("Overflow in HUGEINT addition",)
 # expression, as HUGEINT (9223372036854775808) but -x of a BIGINT column as
 # BIGINT (overflow): the generator writes INT64_MIN as a cast of a string.
 INT64_MIN_LITERAL = "CAST('-9223372036854775808' AS BIGINT)"
-
-# x IN (SELECT y ...) is typed by DuckDB with MaxLogicalType (the rule of
-# UNION and COALESCE: decimals past 38 digits give up scale), not with the
-# comparison rule of x IN (list) and x = y.  pqdb's binder_subquery.py builds
-# the IN comparison with planner.functions.comparison (binder audit's file;
-# planner.functions.in_subquery_comparison has DuckDB's rule).  Minimal SQL:
-#   SELECT 1.5::DECIMAL(10,2) IN (SELECT 2::DECIMAL(38,0))
-#   -> DuckDB true (1.50 rounds to 2 in DECIMAL(38,0)), pqdb false.
-# The generator casts decimal IN-subquery items to DECIMAL(18,4).
-IN_SUBQUERY_DECIMALS = "CAST(item AS DECIMAL(18,4))"
 
 # DuckDB evaluates some expressions on rows or branches that pqdb never
 # evaluates (pqdb: AND/OR stop once every row is decided, CASE and COALESCE
