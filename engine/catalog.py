@@ -120,8 +120,11 @@ class Catalog:
         io = self.io
         with self._lock:
             if self._http is None:
+                import weakref
                 from scan.io.http import HttpClient
                 self._http = HttpClient(settings, io)
+                # a connection dropped without close() still stops its loop thread
+                weakref.finalize(self, self._http.close)
             return self._http
 
     def _new_source(self, url: str):

@@ -2,7 +2,8 @@
 
 ``read_parquet('dir/*/*.parquet', hive_partitioning = true)`` (and, as in
 DuckDB, by default when every file's path has the same ``key=value``
-directories) adds one column per key after the file's columns.  Types
+directories) adds one column per key after the file's columns, ordered by
+name as DuckDB does.  Types
 follow DuckDB's inference: DATE, else TIMESTAMP, else BIGINT when every
 value (but ``__HIVE_DEFAULT_PARTITION__``, which is NULL) is one and casts
 back to the same text ('01' stays VARCHAR); else VARCHAR.  Values are
@@ -32,9 +33,12 @@ _INT64 = (-(1 << 63), (1 << 63) - 1)
 def path_partitions(path: str) -> list[tuple[str, str]]:
     """The (key, value) pairs of a file's ``key=value`` directories, outermost first."""
     text = path.split("://", 1)[-1]
-    parts = re.split(r"[/\\]", text)[:-1]
+    web = path.lower().startswith(("http://", "https://"))
+    parts = re.split(r"[/\\]", text.split("?", 1)[0] if web else text)[:-1]
     out = []
     for p in parts:
+        if web:                 # a URL's path is percent-encoded: the name first
+            p = unquote(p)
         if "=" in p:
             k, _, v = p.partition("=")
             if k:
@@ -78,7 +82,7 @@ def partition_table(files: list[str], file_columns: list[str]):
         raise BinderError(f"hive partitioning: file {f} has no '{k}=' directory "
                           "(every file needs the same partition keys)")
     columns, values = [], {f: {} for f in files}
-    for k in order:
+    for k in sorted(order):             # DuckDB orders them by name
         typ = infer_type([texts[f][k] for f in files])
         columns.append((k, typ))
         for f in files:

@@ -111,6 +111,8 @@ class BufferManager:
             pending.event.wait()
             if pending.error is not None:
                 raise pending.error
+            with self._lock:
+                self._fresh.discard(key)        # (a prefetch's page: now asked for)
             return pending.result
         try:
             out = np.empty(int(length), dtype=np.uint8)
