@@ -5,6 +5,9 @@ A scan announces the row groups and columns it will read
 the chunks of ``g`` and of the row groups after it, up to ``window`` bytes
 ahead, are requested through ``BufferManager.prefetch`` -- coalesced per
 row group and several requests in flight -- while the current ones decode.
+The page indexes (ColumnIndex, OffsetIndex) of the announced chunks, which
+pruning and page maps read before the data, are requested at once: they
+lie together before the footer, so they come in one or a few requests.
 Reads the scan does not announce are read on demand, one request each.
 """
 
@@ -24,7 +27,7 @@ class ChunkPrefetcher:
 
     def announce(self, plan) -> None:
         """``plan``: [(row group, [leaf column indexes])] in reading order."""
-        order, ranges = [], {}
+        order, ranges, index_ranges = [], {}, []
         for rg, cols in plan:
             rs = []
             for c in sorted(set(cols)):
@@ -33,6 +36,11 @@ class ChunkPrefetcher:
                 except Exception:           # noqa: BLE001 - the read reports it
                     continue
                 rs.append((chunk.start, length))
+                for which in ("column_index", "offset_index"):
+                    off = getattr(chunk, f"{which}_offset", None)
+                    n = getattr(chunk, f"{which}_length", None)
+                    if off is not None and n and off >= 4 and off + n <= self.pf.source.size():
+                        index_ranges.append((off, n))
             if rs:
                 order.append(rg)
                 ranges[rg] = ranges.get(rg, []) + rs
@@ -40,6 +48,8 @@ class ChunkPrefetcher:
             self._order = order
             self._ranges = ranges
             self._issued = set()
+        if index_ranges:        # page indexes are read first (pruning, page maps):
+            self.pf.buffer_manager.prefetch(self.pf.source, index_ranges)   # one region
 
     def on_read(self, rg: int) -> None:
         """Row group ``rg`` is being read: request it and what follows,

@@ -193,14 +193,17 @@ class HttpServer:
         sent = 0
         step = 1 << 16
         t0 = time.perf_counter()
-        for i in range(0, len(body), step):
-            await resp.write(body[i:i + step])
-            sent += len(body[i:i + step])
-            if self.rate:
-                ahead = sent / self.rate - (time.perf_counter() - t0)
-                if ahead > 0:
-                    await asyncio.sleep(ahead)
-        await resp.write_eof()
+        try:
+            for i in range(0, len(body), step):
+                await resp.write(body[i:i + step])
+                sent += len(body[i:i + step])
+                if self.rate:
+                    ahead = sent / self.rate - (time.perf_counter() - t0)
+                    if ahead > 0:
+                        await asyncio.sleep(ahead)
+            await resp.write_eof()
+        except (ConnectionError, OSError):     # the client went away (a peer reading ahead)
+            pass
         self._record(request, status, sent)
         return resp
 
