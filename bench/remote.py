@@ -137,8 +137,12 @@ def main(argv=None) -> None:
         options["http_coalesce_gap"] = args.coalesce_gap
     print(f"data {data}: files {total / 1e6:.1f} MB; server rate "
           f"{args.rate or 'uncapped'}; threads {args.threads}; options {options}")
-    # numba and the OS page cache warm before anything is timed
+    # numba, the OS page cache and the http path (aiohttp's import, the
+    # server) warm before anything is timed
     connect_views(local, threads=args.threads).sql(query_text(1)).fetchall()
+    warm = connect_views(urls, **options)
+    warm.sql("SELECT count(*) FROM nation JOIN region ON n_regionkey = r_regionkey").fetchall()
+    warm.close()
     head = (f"{'q':>3} {'need MB':>8} {'fetch MB':>8} {'x need':>6} {'req':>5} {'2nd B':>6} "
             f"{'2nd req':>7} {'disk B':>7} {'local s':>7} {'http s':>7} {'x':>5} "
             f"{'peer s':>7} {'peer MB':>8}")

@@ -115,9 +115,6 @@ class FsspecSource(RemoteSource):
                 break
         self.modified = None if mtime is None else str(mtime)
 
-    def validate(self) -> bool:
-        return FsspecSource(self.path, self.settings, self.io).version() == self.version()
-
     def submit(self, start: int, end: int) -> Future:
         return _executor().submit(self._cat, start, end)
 

@@ -202,14 +202,6 @@ class HttpSource(RemoteSource):
     def _wait(self, coro):
         return self.client.run(coro).result()
 
-    def validate(self) -> bool:
-        """One HEAD (or 0-0 GET): True while the file is the version opened."""
-        try:
-            fresh = HttpSource(self.path, self.client)
-        except PqdbIOError:
-            raise
-        return fresh.version() == self.version()
-
     # -- reads ------------------------------------------------------------------
     def _conditions(self) -> dict:
         if self.etag and not self.etag.startswith("W/"):

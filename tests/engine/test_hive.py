@@ -97,3 +97,18 @@ def test_hive_over_http(fault_server, hive_dir):
     # the 2024 file is opened (its schema) but none of its chunks are read
     paris = [r for r in fault_server.data_requests() if "Paris" in r.path]
     assert len(paris) <= 1
+
+
+def test_hive_over_fsspec_glob(hive_dir):
+    fsspec = pytest.importorskip("fsspec")
+    fs = fsspec.filesystem("memory")
+    for root, _dirs, files in os.walk(hive_dir):
+        for f in files:
+            rel = os.path.relpath(os.path.join(root, f), hive_dir)
+            with open(os.path.join(root, f), "rb") as src, \
+                    fs.open(f"/hive-test/{rel}", "wb") as dst:
+                dst.write(src.read())
+    sql = ("SELECT year, count(*), sum(id) FROM "
+           "read_parquet('memory://hive-test/*/*/*/*/*/*/*.parquet') "
+           "WHERE day < DATE '2024-01-01' GROUP BY ALL ORDER BY ALL")
+    assert engine.connect().sql(sql).fetchall() == [(2023, 2000, sum(range(2000)))]

@@ -215,3 +215,16 @@ def test_missing_fsspec_backend_names_the_package():
     con = engine.connect()
     with pytest.raises(engine.NotSupportedError, match="s3fs"):
         con.sql("SELECT * FROM 's3://bucket/x.parquet'")
+
+
+@pytest.mark.parametrize("name, value, message", [
+    ("http_headers", "no colon here", "Name: value"),
+    ("http_headers", "{\"a\": ", "JSON"),
+    ("http_concurrency", "0", "positive"),
+    ("http_coalesce_gap", "-1", "byte size"),
+    ("remote_cache_size", "lots", "byte size"),
+])
+def test_bad_remote_options_are_errors(name, value, message):
+    con = engine.connect()
+    with pytest.raises(engine.ProgrammingError, match=message):
+        con.sql(f"SET {name} = '{value}'")
