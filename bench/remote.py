@@ -1,7 +1,8 @@
 """Remote-file benchmark: TPC-H served over HTTP on 127.0.0.1.
 
-A byte-counting server (tests/http_server.py; ``--rate 1gbit`` caps it at
-the paper's network) serves the data directory.  Per query it prints:
+A byte-counting server (tests/http_server.py, in a process of its own;
+``--rate 1gbit`` caps it at the paper's network) serves the data
+directory.  Per query it prints:
 
 - ``need``: the distinct bytes the query asks the buffer manager for on a
   cold local run (its column chunks after footer / page-index pruning,
@@ -14,8 +15,10 @@ the paper's network) serves the data directory.  Per query it prints:
 - ``local`` / ``http`` seconds: the query on local files and over http,
   each on a fresh connection (``x``: http / local, aim <= 1.5 over
   localhost);
-- ``peer``: DuckDB querying pyarrow datasets over fsspec's HTTPFileSystem
-  (the same URLs, same run): its seconds and the bytes the server sent it.
+- ``peer``: Polars ``scan_parquet`` over http with its SQL (``--peer
+  duckdb-fsspec``: DuckDB over pyarrow datasets on fsspec's HTTPFileSystem),
+  the same URLs in the same run: its seconds and the bytes the server sent
+  it ('-' where it fails: Polars' SQL lacks some TPC-H subqueries).
 The files' total size is printed once.  Nothing is asserted.
 
     .venv/bin/python bench/remote.py                       # SF1 in data/sf1
@@ -26,6 +29,7 @@ The files' total size is printed once.  Nothing is asserted.
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import subprocess
 import sys
@@ -37,8 +41,8 @@ if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
 import engine  # noqa: E402
-from tests.http_server import HttpServer  # noqa: E402
-from tpch.queries import TABLES, query_text  # noqa: E402
+from tests.http_server import ServerProcess  # noqa: E402
+from tpch.queries import TABLES, query_text, table_path  # noqa: E402
 
 
 def parse_rate(text: str | None) -> float | None:
@@ -51,10 +55,17 @@ def parse_rate(text: str | None) -> float | None:
     return float(t)
 
 
+def spec_sql(where) -> str:
+    """read_parquet's argument: a path or URL, or a list of URLs."""
+    if isinstance(where, str):
+        return f"'{where}'"
+    return "[" + ", ".join(f"'{w}'" for w in where) + "]"
+
+
 def connect_views(tables: dict, **options):
     con = engine.connect(**options)
     for t, where in tables.items():
-        con.sql(f"CREATE OR REPLACE VIEW {t} AS SELECT * FROM read_parquet('{where}')")
+        con.sql(f"CREATE OR REPLACE VIEW {t} AS SELECT * FROM read_parquet({spec_sql(where)})")
     return con
 
 
@@ -89,7 +100,19 @@ def disk_run(urls: dict, sql: str, cache: str, threads: int) -> int:
     return int(out.stdout.split()[-1])
 
 
-def peer_run(urls: dict, sql: str, threads: int):
+def polars_run(urls: dict, sql: str, threads: int):
+    """Polars: scan_parquet over http (its own object-store client), SQL."""
+    try:
+        import polars as pl
+    except ImportError:
+        return None
+    ctx = pl.SQLContext({t: pl.scan_parquet(u) for t, u in urls.items()})
+    t = time.perf_counter()
+    ctx.execute(sql).collect()
+    return time.perf_counter() - t
+
+
+def duckdb_fsspec_run(urls: dict, sql: str, threads: int):
     """DuckDB over pyarrow datasets read through fsspec's HTTPFileSystem."""
     try:
         import duckdb
@@ -122,16 +145,19 @@ def main(argv=None) -> None:
     ap.add_argument("--rate", help="cap the server, e.g. 1gbit")
     ap.add_argument("--coalesce-gap", default=None, help="http_coalesce_gap (default 1MiB)")
     ap.add_argument("--disk", action="store_true", help="also measure the disk cache")
-    ap.add_argument("--no-peer", action="store_true")
+    ap.add_argument("--peer", default="polars", choices=["polars", "duckdb-fsspec", "none"],
+                    help="polars: scan_parquet over http; duckdb-fsspec: DuckDB over pyarrow "
+                         "datasets on fsspec's HTTPFileSystem")
     args = ap.parse_args(argv)
     data = os.path.abspath(args.data)
-    server = HttpServer(rate=parse_rate(args.rate)).start()
+    server = ServerProcess(data, rate=parse_rate(args.rate))
     local, urls, total = {}, {}, 0
-    for t in TABLES:
-        path = os.path.join(data, f"{t}.parquet")
-        local[t] = path
-        urls[t] = server.add(f"{t}.parquet", path)
-        total += os.path.getsize(path)
+    for t in TABLES:                    # DIR/t.parquet or DIR/t/*.parquet
+        local[t] = table_path(data, t)
+        files = sorted(glob.glob(local[t]))
+        served = [server.url(os.path.relpath(f, data).replace(os.sep, "/")) for f in files]
+        urls[t] = served[0] if len(served) == 1 else served
+        total += sum(os.path.getsize(f) for f in files)
     options = {"threads": args.threads}
     if args.coalesce_gap is not None:
         options["http_coalesce_gap"] = args.coalesce_gap
@@ -165,10 +191,11 @@ def main(argv=None) -> None:
                 c2.close()
                 disk = str(disk_run(urls, sql, cache, args.threads))
         peer_s, peer_mb = "-", "-"
-        if not args.no_peer:
+        if args.peer != "none":
             before = server.bytes_sent()
+            run = polars_run if args.peer == "polars" else duckdb_fsspec_run
             try:
-                secs = peer_run(urls, sql, args.threads)
+                secs = run(urls, sql, args.threads)
             except Exception as e:          # noqa: BLE001 - a peer failure is printed
                 secs = None
                 print(f"  (peer failed on Q{q}: {type(e).__name__}: {str(e)[:80]})")

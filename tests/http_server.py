@@ -132,6 +132,10 @@ class HttpServer:
 
     async def _handle(self, request: web.Request):
         path = request.path
+        if path == "/__stats":          # (the benchmark's server in its own process)
+            with self._lock:
+                stats = {"bytes": sum(r.sent for r in self.log), "requests": len(self.log)}
+            return web.json_response(stats)
         if path.startswith("/redirect/"):
             self._record(request, 302, 0)
             raise web.HTTPFound("/" + path[len("/redirect/"):])
@@ -171,7 +175,10 @@ class HttpServer:
         if rng and fault != "ignore_range":
             spec = rng.split("=", 1)[1]
             a, _, b = spec.partition("-")
-            start, end = int(a), min(int(b) + 1, len(data))
+            if not a:                           # bytes=-N: the last N bytes
+                start, end = max(len(data) - int(b), 0), len(data)
+            else:
+                start, end = int(a), min(int(b) + 1, len(data)) if b else len(data)
             if start >= len(data):
                 self._record(request, 416, 0)
                 return web.Response(status=416, headers={"Content-Range": f"bytes */{len(data)}"})
@@ -256,3 +263,51 @@ def sample_parquet(path: str, rows: int = 200_000, row_group_size: int = 50_000)
     })
     pq.write_table(table, path, row_group_size=row_group_size, compression="snappy")
     return path
+
+
+class ServerProcess:
+    """An HttpServer in a process of its own (the benchmark: its Python does
+    not share the measured process's GIL); ``bytes_sent()`` asks it."""
+
+    def __init__(self, directory: str, rate: float | None = None):
+        import subprocess
+        import sys
+        args = [sys.executable, "-m", "tests.http_server", directory]
+        if rate:
+            args += ["--rate", str(rate)]
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        self.proc = subprocess.Popen(args, cwd=root, stdout=subprocess.PIPE, text=True)
+        self.port = int(self.proc.stdout.readline())
+        self.directory = directory
+
+    def url(self, name: str) -> str:
+        return f"http://127.0.0.1:{self.port}/{name}"
+
+    def bytes_sent(self) -> int:
+        import json
+        import urllib.request
+        with urllib.request.urlopen(self.url("__stats"), timeout=10) as f:
+            return json.loads(f.read())["bytes"]
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def _main() -> None:
+    import argparse
+    ap = argparse.ArgumentParser(description="serve a directory over HTTP on 127.0.0.1")
+    ap.add_argument("directory")
+    ap.add_argument("--rate", type=float, default=None, help="bytes per second")
+    args = ap.parse_args()
+    server = HttpServer(rate=args.rate).start()
+    serve_directory(server, args.directory)
+    print(server.port, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    _main()

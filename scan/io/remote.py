@@ -6,8 +6,9 @@ time + size) from one metadata request when opened.  Reads go through
 ``submit(start, end) -> concurrent.futures.Future[bytes]`` (subclasses),
 which the blocking ``read_into`` waits on and ``fetch_ranges`` (the buffer
 manager's prefetch) fans out over, several requests in flight at once:
-ranges whose gaps are at most ``coalesce_gap`` become one request, and each
-requested range is handed back separately.  With a disk cache, ranges found
+ranges whose gaps are at most ``coalesce_gap`` become one request (in
+pieces of at most MAX_REQUEST bytes), and each requested range is handed
+back separately as soon as the pieces under it have come.  With a disk cache, ranges found
 there are not requested, and fetched ranges are written to it.
 """
 
@@ -23,6 +24,9 @@ from scan.errors import PqdbIOError
 from scan.io.source import ByteSource
 
 SMALL_FILE = 64 * 1024          # files below this are fetched whole
+# a coalesced range is requested in pieces of at most this many bytes, in
+# parallel: the first chunks arrive (and decode) while later pieces travel
+MAX_REQUEST = 8 << 20
 
 
 class IoCounters:
@@ -177,32 +181,43 @@ class RemoteSource(ByteSource):
         for start, end, members in coalesce(sub, self.settings.coalesce_gap):
             idx = [missing[m] for m in members]
             try:
-                fut = self.submit(start, end)
+                pieces = [(a, min(a + MAX_REQUEST, end), self.submit(a, min(a + MAX_REQUEST, end)))
+                          for a in range(start, end, MAX_REQUEST)]
             except Exception as e:          # noqa: BLE001
                 for i in idx:
                     done(i, None, e)
                 continue
-            fut.add_done_callback(self._splitter(start, idx, ranges, done))
-
-    def _splitter(self, start: int, idx: list, ranges, done):
-        def split(fut: Future) -> None:
-            error = fut.exception()
-            data = None if error is not None else fut.result()
-            view = memoryview(data) if data is not None else None
             for i in idx:
                 off, length = ranges[i]
-                if error is not None:
-                    done(i, None, error)
-                    continue
-                piece = view[off - start:off - start + length]
-                try:
-                    self._check_length(piece, off, length)
-                    self._to_disk(off, piece)
-                except Exception as e:      # noqa: BLE001
-                    done(i, None, e)
-                    continue
-                done(i, piece, None)
-        return split
+                mine = [p for p in pieces if p[0] < off + length and p[1] > off]
+                self._deliver_when_done(i, off, length, mine, done)
+
+    def _deliver_when_done(self, i: int, off: int, length: int, pieces: list, done) -> None:
+        """Call ``done(i, ...)`` once every piece (start, end, future) under
+        the range has come: the range's bytes cut from them, or the error."""
+        left = [len(pieces)]
+        lock = threading.Lock()
+
+        def one_done(_fut) -> None:
+            with lock:
+                left[0] -= 1
+                if left[0]:
+                    return
+            try:
+                parts = []
+                for a, _b, fut in pieces:
+                    data = memoryview(fut.result())
+                    lo, hi = max(off, a) - a, min(off + length, a + len(data)) - a
+                    parts.append(data[lo:max(hi, lo)])
+                piece = parts[0] if len(parts) == 1 else b"".join(parts)
+                self._check_length(piece, off, length)
+                self._to_disk(off, piece)
+            except Exception as e:          # noqa: BLE001 - handed to the waiter
+                done(i, None, e)
+                return
+            done(i, piece, None)
+        for _a, _b, fut in pieces:
+            fut.add_done_callback(one_done)
 
     # -- helpers ----------------------------------------------------------------
     def _check_length(self, data, offset: int, length: int) -> None:
