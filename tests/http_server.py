@@ -52,6 +52,8 @@ class HttpServer:
         self.send_etag = True
         self.slow_seconds = 5.0
         self.rate = rate
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._lock = threading.Lock()
         self._loop = None
         self._runner = None
@@ -131,6 +133,16 @@ class HttpServer:
         return None
 
     async def _handle(self, request: web.Request):
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return await self._serve(request)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    async def _serve(self, request: web.Request):
         path = request.path
         if path == "/__stats":          # (the benchmark's server in its own process)
             with self._lock:

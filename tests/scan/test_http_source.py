@@ -200,3 +200,33 @@ def test_concurrent_prefetch_coalesces_and_fills_the_cache(fault_server, sample)
         assert len(fault_server.data_requests()) == len(pf.row_groups)
     finally:
         c.close()
+
+
+def test_large_footer_takes_a_second_read(fault_server, sample):
+    url = fault_server.add("a.parquet", sample)
+    c = HttpClient(RemoteSettings(footer_prefetch=256))
+    try:
+        pf = bounded(lambda: open_parquet(HttpSource(url, c), buffer_manager=BufferManager(1 << 30)))
+    finally:
+        c.close()
+    gets = fault_server.data_requests()
+    size = len(fault_server.files["a.parquet"])
+    assert gets[0].range == f"bytes={size - 256}-{size - 1}" and len(gets) == 2
+    assert len(pf.row_groups) == 4
+
+
+def test_concurrency_is_bounded(fault_server, sample):
+    url = fault_server.add("a.parquet", sample)
+    fault_server.slow_seconds = 0.2
+    c = HttpClient(RemoteSettings(concurrency=2, coalesce_gap=0))
+    try:
+        bm = BufferManager(1 << 30)
+        pf = bounded(lambda: open_parquet(HttpSource(url, c), buffer_manager=bm))
+        fault_server.fail("a.parquet", *["slow"] * 8)
+        fault_server.max_in_flight = 0
+        ranges = [pf.chunk_extent(rg, col)[2:] for rg in range(4) for col in (0, 2)]   # gaps
+        bm.prefetch(pf.source, [(chunk.start, n) for chunk, n in ranges])
+        bounded(lambda: [bm.get(pf.source, chunk.start, n) for chunk, n in ranges], 30)
+    finally:
+        c.close()
+    assert fault_server.max_in_flight == 2
