@@ -84,6 +84,10 @@ class Result:
         self._chunk_start = 0
         self._chunk: list[tuple] = []
         self.pruning = None     # engine.context.PruningCounters of the producing query
+        # the statement's I/O: {"requests", "bytes_fetched", "bytes_from_cache"}
+        # (requests to sources, bytes they sent, bytes served from the buffer
+        # manager's memory or the remote disk cache); None when not a query
+        self.io = None
 
     @property
     def block(self) -> Block:
@@ -338,6 +342,14 @@ class Connection:
         if isinstance(stmt, st.DropViewStatement):
             self._catalog.drop_view(stmt.name, stmt.if_exists)
             return None
+        self._catalog.begin_query()     # remote files: validated once per statement
+        io_before = self._catalog.io.snapshot()
+        result = self._run_query_statement(stmt, params)
+        if result is not None:
+            result.io = self._catalog.io.since(io_before)
+        return result
+
+    def _run_query_statement(self, stmt, params) -> Result | None:
         if isinstance(stmt, st.ExplainStatement):
             plan = plan_query(stmt.ast, self._catalog, params=params, sql=stmt.sql)
             return text_result("explain", explain(plan))

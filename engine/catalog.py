@@ -1,8 +1,18 @@
 """The connection's catalog: views and Parquet tables (planner.catalog.Catalog).
 
 Table specs are paths, globs, or directories (every ``*.parquet`` below it,
-sorted).  Files are opened through one cache keyed by path + size + mtime, so
-a rewritten file is reopened, and all share one BufferManager.
+sorted), URLs (http(s): one file each, no globs; other schemes through
+fsspec, globs included), or lists of those.  Files are opened through one
+cache keyed by path + size + mtime (URLs: + ETag or Last-Modified), so a
+rewritten file is reopened, and all share one BufferManager.  A remote file
+is validated (one HEAD / ``info``) at most once per query (``begin_query``).
+Hive-partitioned files (engine/hive.py) open as PartitionedFiles.
+
+Remote files share the connection's http client (scan/io/http.py: one
+session on a background event loop) and its RemoteSettings, which follow
+the http_* / remote_cache_* options; their requests and bytes are counted
+into the buffer manager's ``io`` counters (``Result.io`` is a query's
+share).
 
 Memory: the BufferManager keeps at most ``buffer_memory`` bytes of compressed
 chunks (the row groups in flight and a cache for later queries), and never
@@ -34,6 +44,11 @@ class Catalog:
         self._lock = threading.Lock()
         self._buffer_manager = None
         self._budget = None
+        self._remote = None             # scan.io.remote.RemoteSettings
+        self._http = None               # scan.io.http.HttpClient
+        self._epoch = 0                 # begin_query count: remote validation
+        self._hive: dict = {}           # path -> [(name, type, value)]
+        self._wrapped: dict = {}        # path -> (file, partitions, PartitionedFile)
 
     # ---------------------------------------------------------------- views
     def lookup_view(self, name: str):
@@ -81,18 +96,68 @@ class Catalog:
         from scan.row_ranges import chunk_cache
         return (chunk_cache, self.buffer_manager)
 
+    @property
+    def io(self):
+        """The connection's I/O counters (scan.io.remote.IoCounters)."""
+        return self.buffer_manager.io
+
+    def begin_query(self) -> None:
+        """A statement starts: remote files are validated again (once) and
+        the options are handed to the remote settings."""
+        with self._lock:
+            self._epoch += 1
+            if self._remote is not None:
+                self.config.remote_settings(self._remote)
+
+    def _remote_settings(self):
+        with self._lock:
+            if self._remote is None:
+                self._remote = self.config.remote_settings()
+            return self._remote
+
+    def _http_client(self):
+        settings = self._remote_settings()
+        io = self.io
+        with self._lock:
+            if self._http is None:
+                import weakref
+                from scan.io.http import HttpClient
+                self._http = HttpClient(settings, io)
+                # a connection dropped without close() still stops its loop thread
+                weakref.finalize(self, self._http.close)
+            return self._http
+
+    def _new_source(self, url: str):
+        if url.split("://", 1)[0].lower() in ("http", "https"):
+            from scan.io.http import HttpSource
+            return HttpSource(url, self._http_client())
+        from scan.io.fsspec_source import FsspecSource
+        return FsspecSource(url, self._remote_settings(), self.io)
+
     def close(self) -> None:
         """Drop the open files and the cached bytes (and the chunk states
-        reading them)."""
+        reading them); close the http client."""
         with self._lock:
             self._files.clear()
+            self._wrapped.clear()
+            http, self._http = self._http, None
+        if http is not None:
+            http.close()
         if self._buffer_manager is not None:
             self._buffer_manager.invalidate()
 
     def open_file(self, path: str):
-        """The scan.ParquetFile of ``path``, cached while the file is unchanged."""
+        """The scan.ParquetFile of ``path``, cached while the file is unchanged
+        (a PartitionedFile when the last table naming it was hive-partitioned)."""
+        return self._partitioned(path, self._open_base(path))
+
+    def _open_base(self, path: str):
+        from scan.io.source import is_url
+        if is_url(path):
+            return self._open_remote(path)
+        local = path[len("file://"):] if path.startswith("file://") else path
         try:
-            st = os.stat(path)
+            st = os.stat(local)
         except OSError as e:
             raise PqdbIOError(f"cannot open {path}: {e.strerror or e}", url=path) from None
         identity = (st.st_size, st.st_mtime_ns, self.config.verify_checksums)
@@ -102,14 +167,48 @@ class Catalog:
             if hit is not None and hit[0] == identity:
                 return hit[1]
         from scan import open_parquet
-        pf = open_parquet(path, buffer_manager=bm,
-                          verify_checksums=self.config.verify_checksums)
+        pf = open_parquet(local, buffer_manager=bm, verify_checksums=self.config.verify_checksums)
         with self._lock:
             self._files[path] = (identity, pf)
         return pf
 
+    def _open_remote(self, url: str):
+        bm = self.buffer_manager
+        with self._lock:
+            hit = self._files.get(url)
+            epoch = self._epoch
+        if hit is not None and hit[0][1] == epoch and hit[0][2] == self.config.verify_checksums:
+            return hit[1]
+        source = self._new_source(url)          # one HEAD / info: the validation
+        if hit is not None and hit[0][2] == self.config.verify_checksums and \
+                hit[1].source.version() == source.version():
+            with self._lock:
+                self._files[url] = ((source.version(), epoch, hit[0][2]), hit[1])
+            return hit[1]
+        if hit is not None:
+            bm.invalidate(hit[1].source)        # an older version's pages
+        from scan.reader import ParquetFile
+        pf = ParquetFile(source, bm, self.config.verify_checksums)
+        with self._lock:
+            self._files[url] = ((source.version(), epoch, self.config.verify_checksums), pf)
+        return pf
+
+    def _partitioned(self, path: str, pf):
+        with self._lock:
+            parts = self._hive.get(path)
+            if not parts:
+                return pf
+            hit = self._wrapped.get(path)
+            if hit is not None and hit[0] is pf and hit[1] == parts:
+                return hit[2]
+        from engine.hive import PartitionedFile
+        wrapped = PartitionedFile(pf, parts)
+        with self._lock:
+            self._wrapped[path] = (pf, parts, wrapped)
+        return wrapped
+
     def resolve_files(self, spec) -> list[str]:
-        """Expand a spec (path, glob, directory, or list of those) to files."""
+        """Expand a spec (path, glob, directory, URL, or list of those) to files."""
         if isinstance(spec, (list, tuple)):
             out: list[str] = []
             for s in spec:
@@ -119,8 +218,7 @@ class Catalog:
         if spec.startswith("file://"):
             spec = spec[len("file://"):]
         if "://" in spec:
-            raise UnsupportedFeatureError(
-                "remote files (http/https/s3/...) are not supported yet")
+            return self._resolve_url(spec)
         path = os.path.expanduser(spec)
         if glob.has_magic(path):
             files = sorted(p for p in glob.glob(path, recursive=True) if os.path.isfile(p))
@@ -134,20 +232,52 @@ class Catalog:
             raise PqdbIOError(f'No files found that match the pattern "{spec}"')
         return files
 
-    def table_info(self, spec) -> TableInfo:
+    def _resolve_url(self, url: str) -> list[str]:
+        scheme = url.split("://", 1)[0].lower()
+        if scheme in ("http", "https"):
+            if "*" in url or "[" in url.split("?", 1)[0]:
+                raise UnsupportedFeatureError(
+                    f"globs are not supported over {scheme}:// (HTTP has no directory "
+                    f"listing): list the files, e.g. read_parquet(['{scheme}://host/a.parquet', "
+                    f"'{scheme}://host/b.parquet']); url={url}")
+            return [url]
+        from scan.io.fsspec_source import fsspec_glob
+        files = fsspec_glob(url)
+        if not files:
+            raise PqdbIOError(f'No files found that match the pattern "{url}"')
+        return files
+
+    def table_info(self, spec, hive_partitioning: bool | None = None) -> TableInfo:
+        """Files and schema of a table spec; ``hive_partitioning``: True,
+        False, or None (on when every file's path has the same key=value
+        directories, as DuckDB does)."""
         files = self.resolve_files(spec)
         columns = None
         rows = 0
         first = None
         for path in files:
-            pf = self.open_file(path)
+            pf = self._open_base(path)
             cols = table_columns(pf)
             if columns is None:
                 columns, first = cols, path
             elif cols != columns:
                 raise BinderError(_schema_mismatch(first, columns, path, cols))
             rows += int(pf.num_rows)
-        return TableInfo(files=files, columns=columns or [], row_count=rows)
+        columns = columns or []
+        partitions = None
+        from engine import hive
+        if hive_partitioning or (hive_partitioning is None and hive.detect(files)):
+            pcols, values = hive.partition_table(files, [n for n, _ in columns])
+            if pcols:
+                partitions = values
+                columns = columns + pcols
+        with self._lock:
+            for f in files:
+                if partitions is None:
+                    self._hive.pop(f, None)
+                else:
+                    self._hive[f] = [(n, t, partitions[f][n]) for n, t in pcols]
+        return TableInfo(files=files, columns=columns, row_count=rows, partitions=partitions)
 
     def table_statistics(self, files: list[str]):
         """planner.statistics.TableStatistics of the table made of ``files``;

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 from engine.errors import ConfigError
 
@@ -36,6 +36,15 @@ def _parse_bytes(value) -> int:
     if result <= 0:
         raise ValueError("must be positive")
     return result
+
+
+def _parse_gap(value) -> int:
+    """A byte size that may be 0."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0:
+        return 0
+    if str(value).strip() in ("0", "0B", "0b"):
+        return 0
+    return _parse_bytes(value)
 
 
 def _parse_bool(value) -> bool:
@@ -89,6 +98,44 @@ def _parse_float(value) -> float:
     return result
 
 
+def _parse_headers(value) -> dict:
+    """HTTP headers: a dict, JSON text of one, or ``Name: value`` pairs
+    separated by newlines (or ``;``).  '' clears them."""
+    if isinstance(value, dict):
+        items = value.items()
+    else:
+        text = str(value).strip()
+        if not text:
+            return {}
+        if text.startswith("{"):
+            import json
+            try:
+                obj = json.loads(text)
+            except ValueError as e:
+                raise ValueError(f"not a JSON object: {e}") from None
+            if not isinstance(obj, dict):
+                raise ValueError("not a JSON object")
+            items = obj.items()
+        else:
+            items = []
+            for part in re.split(r"[\n;]", text):
+                if not part.strip():
+                    continue
+                if ":" not in part:
+                    raise ValueError(f"expected 'Name: value', got {part.strip()!r}")
+                name, _, val = part.partition(":")
+                items.append((name, val))
+    out = {}
+    for name, val in items:
+        name = str(name).strip()
+        if not name or any(c in name for c in " \t\r\n:"):
+            raise ValueError(f"bad header name {name!r}")
+        if any(c in str(val) for c in "\r\n"):
+            raise ValueError(f"header {name} has a line break in its value")
+        out[name] = str(val).strip()
+    return out
+
+
 @dataclass
 class Config:
     threads: int = 0                      # 0 = all cores
@@ -102,8 +149,14 @@ class Config:
     synopsis_cap: int = 100
     sample_size: int = 1024
     cache_directory: str = ""
-    http_timeout: float = 30.0
-    http_retries: int = 3
+    http_timeout: float = 30.0            # seconds per request (then retried)
+    http_retries: int = 3                 # retries of a failed request, with backoff
+    http_headers: dict = field(default_factory=dict)   # sent with every request
+    http_concurrency: int = 16            # requests in flight per connection
+    http_coalesce_gap: int = 1 << 20      # ranges this close become one request
+    http_footer_prefetch: int = 64 << 10  # speculative tail read for the footer
+    remote_cache_dir: str = ""            # disk cache of remote ranges ('' = none)
+    remote_cache_size: int = 4 << 30      # its bound
 
     _PARSERS = {
         "threads": _parse_non_negative_int,
@@ -118,6 +171,12 @@ class Config:
         "cache_directory": str,
         "http_timeout": _parse_float,
         "http_retries": _parse_non_negative_int,
+        "http_headers": _parse_headers,
+        "http_concurrency": _parse_positive_int,
+        "http_coalesce_gap": _parse_gap,
+        "http_footer_prefetch": _parse_bytes,
+        "remote_cache_dir": str,
+        "remote_cache_size": _parse_bytes,
     }
 
     @classmethod
@@ -135,6 +194,21 @@ class Config:
             setattr(self, key, self._PARSERS[key](value))
         except (ValueError, TypeError) as e:
             raise ConfigError(f"invalid value {value!r} for option {name}: {e}") from None
+
+    def remote_settings(self, settings=None):
+        """The http_* / remote_cache_* options as scan/'s RemoteSettings
+        (``settings`` updated in place when given: sources keep it)."""
+        from scan.io.remote import RemoteSettings
+        settings = settings or RemoteSettings()
+        settings.timeout = self.http_timeout
+        settings.retries = self.http_retries
+        settings.headers = dict(self.http_headers)
+        settings.concurrency = self.http_concurrency
+        settings.coalesce_gap = self.http_coalesce_gap
+        settings.footer_prefetch = self.http_footer_prefetch
+        settings.cache_dir = self.remote_cache_dir
+        settings.cache_size = self.remote_cache_size
+        return settings
 
     @property
     def effective_threads(self) -> int:

@@ -23,6 +23,8 @@ from planner.logical import Field, Join, Node, OneRow, Project, Scan
 
 _SET_OPS = {exp.Union: "UNION", exp.Intersect: "INTERSECT", exp.Except: "EXCEPT"}
 _PARQUET_FUNCTIONS = ("read_parquet", "parquet_scan")
+# read_parquet(..., name = value) options bound (the rest are refused by name)
+_PARQUET_OPTIONS = {"hive_partitioning": "boolean"}
 
 
 class Relation:
@@ -227,10 +229,14 @@ class QueryBinder:
             raise UnsupportedFeatureError(f"table function {name}() is not supported")
         args = func.expressions
         specs: list[str] = []
+        options: dict = {}
         for arg in args:
             if isinstance(arg, exp.EQ):          # named options
                 opt = arg.this.name.lower()
-                raise UnsupportedFeatureError(f"{name}() option {opt} is not supported")
+                if opt not in _PARQUET_OPTIONS:
+                    raise UnsupportedFeatureError(f"{name}() option {opt} is not supported")
+                options[opt] = self._option_value(name, opt, arg.expression)
+                continue
             if isinstance(arg, exp.Literal) and arg.is_string:
                 specs.append(arg.this)
             elif isinstance(arg, exp.Array) and all(
@@ -240,25 +246,41 @@ class QueryBinder:
                 raise self.ctx.error(f"{name}() takes a string or a list of strings", arg)
         if not specs:
             raise self.ctx.error(f"{name}() needs a file name", table)
-        return self._scan(specs, alias or name, col_aliases, table)
+        return self._scan(specs, alias or name, col_aliases, table, options)
 
-    def _scan(self, specs: list[str], alias: str, col_aliases, where) -> Relation:
-        info = self._table_info(specs, where)
+    def _option_value(self, func: str, opt: str, node):
+        if isinstance(node, exp.Boolean):
+            return bool(node.this)
+        if isinstance(node, exp.Literal) and not node.is_string and node.this in ("0", "1"):
+            return node.this == "1"
+        if isinstance(node, exp.Literal) and node.is_string and \
+                node.this.lower() in ("true", "false"):
+            return node.this.lower() == "true"
+        raise self.ctx.error(f"{func}() option {opt} takes a boolean", node)
+
+    def _scan(self, specs: list[str], alias: str, col_aliases, where,
+              options: dict | None = None) -> Relation:
+        info = self._table_info(specs, where, options or {})
         fields = [Field(n, t, alias) for n, t in info.columns]
         node = Scan(list(info.files), fields, list(range(len(fields))), [], info.row_count, alias,
-                    table_statistics(self.ctx.catalog, info.files))
+                    table_statistics(self.ctx.catalog, info.files), info.partitions)
         return self._named(node, alias, col_aliases, where, scan=True)
 
-    def _table_info(self, specs: list[str], where) -> TableInfo:
+    def _table_info(self, specs: list[str], where, options: dict) -> TableInfo:
         if self.ctx.catalog is None:
             raise self.ctx.error("no catalog to resolve tables", where)
+        if options:             # the catalog sees the whole list (partition types)
+            return self.ctx.catalog.table_info(specs if len(specs) > 1 else specs[0], **options)
         infos = [self.ctx.catalog.table_info(s) for s in specs]
         first = infos[0]
         for spec, info in zip(specs[1:], infos[1:]):
             if [(n.lower(), t) for n, t in info.columns] != [(n.lower(), t) for n, t in first.columns]:
                 raise self.ctx.error(f"schema of {spec} differs from {specs[0]}", where)
+        partitions = None
+        if any(i.partitions for i in infos):
+            partitions = {f: v for i in infos for f, v in (i.partitions or {}).items()}
         return TableInfo([f for i in infos for f in i.files], list(first.columns),
-                         sum(i.row_count for i in infos))
+                         sum(i.row_count for i in infos), partitions)
 
     def _named(self, node: Node, alias, col_aliases, where, scan: bool = False) -> Relation:
         schema = node.schema

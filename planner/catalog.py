@@ -18,6 +18,9 @@ class TableInfo:
     files: list[str]                      # resolved paths/URLs, in order
     columns: list[tuple[str, DataType]]   # name and SQL type of every column
     row_count: int                        # sum of footer row counts
+    # hive partitioning: {file: {partition column: value in engine storage}}
+    # (the columns are also in ``columns``, after the files' own); None if none
+    partitions: dict | None = None
 
 
 class Catalog(Protocol):
@@ -29,7 +32,9 @@ class Catalog(Protocol):
         """Resolve a table spec -- a path, a glob, a URL, or a list of those
         joined by the binder -- into files and their schema.  Several files
         form one table; their schemas must agree (BinderError otherwise).
-        Raises PqdbIOError when nothing matches."""
+        Raises PqdbIOError when nothing matches.  read_parquet's options
+        (``hive_partitioning``) come as keyword arguments, and then ``spec``
+        may be the whole list."""
 
     def table_statistics(self, files: list[str]) -> TableStatistics | None:
         """Statistics of the table made of ``files`` (as resolved by

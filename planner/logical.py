@@ -54,6 +54,9 @@ class Scan(Node):
     statistics: the table's statistics (planner.statistics.TableStatistics)
         from the catalog, or None; read by planner/cardinality.py only.  Not
         part of the plan's meaning: fingerprints skip it (compare=False).
+    partitions: hive partitioning: {file: {column name: value}} (the values of
+        the partition columns, constant per file; engine/hive.py), or None.
+        planner/rules/partition_pruning.py drops the files a filter rules out.
     """
     files: list[str]
     table_columns: list[Field]
@@ -62,6 +65,7 @@ class Scan(Node):
     row_count: int = 0
     alias: str | None = None
     statistics: "TableStatistics | None" = field(default=None, compare=False, repr=False)
+    partitions: dict | None = field(default=None, compare=False, repr=False)
 
     @property
     def schema(self) -> list[Field]:

@@ -42,19 +42,28 @@ class ParquetFile:
         self.memo: dict = {}
         self._pads_chunks = _old_parquet_mr(self.metadata.created_by)
         self._checked: dict = {}          # (row group, column) -> _check_chunk's result
+        self._prefetcher = None           # remote files: scan/prefetch.py, after will_read
 
     def _read_footer(self) -> FileMetadata:
         size = self.source.size()
         if size < 12:
             raise FileFormatError(f"file too small to be Parquet ({size} bytes)", file=self.path)
-        tail_len = min(size, _TAIL_READ)
+        # one speculative tail read (remote: http_footer_prefetch), a second
+        # only when the footer is larger
+        tail_len = min(size, max(getattr(self.source, "footer_prefetch", _TAIL_READ), 8))
         tail = self.buffer_manager.get(self.source, size - tail_len, tail_len)
         n = footer_length(tail[-8:], size, self.path)
         if n + 8 <= tail_len:
             footer = tail[tail_len - 8 - n:tail_len - 8]
         else:
             footer = self.buffer_manager.get(self.source, size - 8 - n, n)
-        if bytes(self.buffer_manager.get(self.source, 0, 4)) != b"PAR1":
+        if tail_len == size:
+            head = tail[:4]
+        elif getattr(self.source, "remote", False):
+            head = b"PAR1"      # a request for 4 bytes: the footer's magic must do
+        else:
+            head = self.buffer_manager.get(self.source, 0, 4)
+        if bytes(head) != b"PAR1":
             raise FileFormatError("not a Parquet file (missing PAR1 magic at start)", file=self.path)
         self._data_end = size - 8 - n
         return parse_footer(footer, size, self.path)
@@ -100,6 +109,8 @@ class ParquetFile:
                                  f"{rg.num_rows} rows")
         if rg.num_rows == 0:
             return ColumnData(*empty_storage(col), 0, col)
+        if self._prefetcher is not None:
+            self._prefetcher.on_read(row_group)
         buf = self.buffer_manager.get(self.source, chunk.start, length)
         if ranged and col.max_rep_level == 0:
             return self._read_range(buf, row_group, column, row_start, row_count, rows, codes)
@@ -126,6 +137,34 @@ class ParquetFile:
             raise err from None
         return ColumnData(values, raw.nulls, heap, rg.num_rows if rows is None else n,
                           col, raw.codes, raw.dictionary)
+
+    def will_read(self, plan) -> None:
+        """A scan announces what it will read: ``plan`` is [(row group,
+        [leaf column indexes, or top-level field names])] in reading order.
+        For remote files, chunks are then requested ahead of the reads
+        (scan/prefetch.py); local files ignore it."""
+        if not getattr(self.source, "remote", False):
+            return
+        from scan.prefetch import ChunkPrefetcher
+        leaves: list = []
+        resolved = []
+        for rg, cols in plan:
+            leaves = []
+            for c in cols:
+                if isinstance(c, str):
+                    leaves.extend(i.index for i in self.columns
+                                  if i.path and i.path[0] == c)
+                elif 0 <= c < len(self.columns):
+                    leaves.append(c)
+            resolved.append((rg, leaves))
+        if self._prefetcher is None:
+            self._prefetcher = ChunkPrefetcher(self, self.buffer_manager.memory_budget_bytes // 4)
+        self._prefetcher.announce(resolved)
+
+    def chunk_extent(self, row_group: int, column: int) -> tuple:
+        """(column, row group, chunk, bytes to read) of a readable chunk."""
+        checked = self._checked.get((row_group, column))
+        return checked if checked is not None else self._check_chunk(row_group, column)
 
     def _check_chunk(self, row_group: int, column: int) -> tuple:
         """(column, row group, chunk, byte length to read) of a chunk that

@@ -45,3 +45,22 @@ def duckdb_tpch(tpch_sf001):
     con = duckdb_with_tpch(tpch_sf001)
     yield con
     con.close()
+
+
+@pytest.fixture(scope="session")
+def http_server():
+    """A shared HTTP server on 127.0.0.1 (tests/http_server.py); tests add
+    files under names of their own and must not inject faults here."""
+    from tests.http_server import HttpServer
+    server = HttpServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fault_server():
+    """A fresh HTTP server per test, for fault injection and request logs."""
+    from tests.http_server import HttpServer
+    server = HttpServer().start()
+    yield server
+    server.stop()

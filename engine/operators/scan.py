@@ -126,6 +126,18 @@ MORSEL_FLOOR_ROWS = 65536
 PAGE_ROWS = 20000
 
 
+def announce_reads(files: dict, groups: list) -> None:
+    """Tell each file the row groups and columns the scan will read (remote
+    files request them ahead: scan/prefetch.py)."""
+    plans: dict = {}
+    for path, rg, cols, _ in groups:
+        plans.setdefault(path, []).append((rg, cols))
+    for path, plan in plans.items():
+        will_read = getattr(files[path], "will_read", None)
+        if will_read is not None:
+            will_read(plan)
+
+
 class ScanSource(Source):
     """Morsel = a fixed-size row range of one row group; its rows fill the
     worker's block buffer (block_bytes / row width), but no more than give
@@ -184,6 +196,7 @@ class ScanSource(Source):
                     self.row_groups_pruned += 1
                     continue
                 groups.append((path, rg, cols, meta.num_rows))
+        announce_reads(self._open, groups)
         total = sum(g[3] for g in groups)
         share = total // (MORSELS_PER_CORE * self.cores)
         floor = min(self.block_rows, MORSEL_FLOOR_ROWS)

@@ -35,7 +35,7 @@ def _push(node: Node, preds: list[Expr]) -> Node:
         if not preds:
             return node
         return Scan(node.files, node.table_columns, node.columns, node.filters + preds,
-                    node.row_count, node.alias, node.statistics)
+                    node.row_count, node.alias, node.statistics, node.partitions)
     if isinstance(node, Project):
         return Project(_push(node.child, [substitute(p, node.exprs) for p in preds]),
                        node.exprs, node.names)

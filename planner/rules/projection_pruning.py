@@ -44,7 +44,7 @@ def _prune(node: Node, needed: set[int]) -> tuple[Node, dict[int, int]]:
         mapping = {old: new for new, old in enumerate(keep)}
         filters = [remap_columns(f, mapping) for f in node.filters]
         return (Scan(node.files, node.table_columns, [node.columns[i] for i in keep], filters,
-                     node.row_count, node.alias, node.statistics), mapping)
+                     node.row_count, node.alias, node.statistics, node.partitions), mapping)
     if isinstance(node, Filter):
         child, m = _prune(node.child, needed | column_indexes(node.predicate))
         return Filter(child, remap_columns(node.predicate, m)), m

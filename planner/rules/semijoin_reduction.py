@@ -170,5 +170,5 @@ def _copy_chain(node: Node) -> Node:
     stays a tree)."""
     if isinstance(node, Scan):
         return Scan(node.files, node.table_columns, list(node.columns), list(node.filters),
-                    node.row_count, node.alias, node.statistics)
+                    node.row_count, node.alias, node.statistics, node.partitions)
     return node.replace_children([_copy_chain(node.child)])

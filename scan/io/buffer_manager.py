@@ -29,6 +29,8 @@ from collections import OrderedDict
 
 import numpy as np
 
+from scan.io.remote import IoCounters
+
 DEFAULT_BUDGET = 1 << 30
 
 _LISTENERS: list = []
@@ -71,6 +73,8 @@ class BufferManager:
         self.reads = 0          # number of source reads (for tests and stats)
         self.hits = 0
         self.peak_bytes = 0     # most bytes cached at once
+        self.io = IoCounters()
+        self._fresh: set = set()        # prefetched pages not yet asked for
         _MANAGERS.add(self)
 
     @property
@@ -93,6 +97,10 @@ class BufferManager:
             if page is not None:
                 self._pages.move_to_end(key)
                 self.hits += 1
+                if key in self._fresh:      # fetched for this read, ahead of it
+                    self._fresh.discard(key)
+                else:
+                    self.io.add(bytes_from_cache=int(length))
                 return page
             pending = self._pending.get(key)
             owner = pending is None
@@ -103,30 +111,86 @@ class BufferManager:
             pending.event.wait()
             if pending.error is not None:
                 raise pending.error
+            with self._lock:
+                self._fresh.discard(key)        # (a prefetch's page: now asked for)
             return pending.result
         try:
             out = np.empty(int(length), dtype=np.uint8)
             source.read_into(int(offset), out)
-            pending.result = out
         except BaseException as e:
-            pending.error = e
-            with self._lock:
-                del self._pending[key]
-            pending.event.set()
+            self._fail(key, pending, e)
             raise
+        if not getattr(source, "counts_io", False):
+            self.io.add(requests=1, bytes_fetched=int(length))
+        self._complete(key, pending, out)
+        return out
+
+    def _fail(self, key, pending: _Pending, error: BaseException) -> None:
+        pending.error = error
         with self._lock:
-            del self._pending[key]
+            self._pending.pop(key, None)
+        pending.event.set()
+
+    def _complete(self, key, pending: _Pending, out: np.ndarray,
+                  fresh: bool = False) -> None:
+        """Cache a page read for ``key`` and wake whoever waits for it
+        (``fresh``: a prefetch, whose first hit is no cache hit)."""
+        pending.result = out
+        length = out.nbytes
+        with self._lock:
+            self._pending.pop(key, None)
             self.reads += 1
             evicted = []
             if length <= self.memory_budget_bytes:
                 self._pages[key] = out
                 self._keys[id(out)] = key
                 self._used += out.nbytes
+                if fresh:
+                    self._fresh.add(key)
                 evicted = self._evict_to(self.memory_budget_bytes)
                 self.peak_bytes = max(self.peak_bytes, self._used)
         pending.event.set()
         _notify(evicted)
-        return out
+
+    def prefetch(self, source, ranges) -> int:
+        """Start reading the (offset, length) ranges of ``source`` that are
+        neither cached nor in flight, without waiting: through
+        ``source.fetch_ranges`` (remote sources), else not at all.  The
+        bytes started."""
+        fetch = getattr(source, "fetch_ranges", None)
+        if fetch is None:
+            return 0
+        ident = source.identity()
+        todo = []
+        with self._lock:
+            for off, length in ranges:
+                key = (ident, int(off), int(length))
+                if key in self._pages or key in self._pending or length <= 0:
+                    continue
+                pending = self._pending[key] = _Pending()
+                todo.append((key, pending))
+        if not todo:
+            return 0
+
+        def done(i, data, error):
+            key, pending = todo[i]
+            if error is not None:
+                self._fail(key, pending, error)
+                return
+            try:
+                out = np.frombuffer(data, dtype=np.uint8).copy()
+            except BaseException as e:      # noqa: BLE001 - the waiter sees it
+                self._fail(key, pending, e)
+                return
+            self._complete(key, pending, out, fresh=True)
+        try:
+            fetch([(k[1], k[2]) for k, _ in todo], done)
+        except BaseException as e:
+            for key, pending in todo:
+                if not pending.event.is_set():
+                    self._fail(key, pending, e)
+            raise
+        return sum(k[2] for k, _ in todo)
 
     def _evict_to(self, target: int) -> list:
         """Drop least-recently-used pages until at most ``target`` bytes
@@ -141,6 +205,7 @@ class BufferManager:
     def _forget(self, key, page) -> int:
         """Bytes page ``key`` counted (its own and those charged to it)."""
         del self._keys[id(page)]
+        self._fresh.discard(key)
         return page.nbytes + self._charged.pop(key, 0)
 
     def charge_page(self, page: np.ndarray, nbytes: int) -> bool:
@@ -185,6 +250,7 @@ class BufferManager:
                 evicted = list(self._pages.values())
                 self._pages.clear()
                 self._keys.clear()
+                self._fresh.clear()
                 self._charged.clear()
                 self._used = 0
             else:

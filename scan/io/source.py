@@ -1,8 +1,9 @@
 """Byte sources: where the bytes of a Parquet file come from.
 
 A ByteSource knows its size, reads byte ranges and names itself
-(``identity()``) for cache keys.  Local files today; http(s) and fsspec
-sources implement the same three methods.
+(``identity()``) for cache keys.  Local files here; http(s)
+(scan/io/http.py) and fsspec (scan/io/fsspec_source.py) sources implement
+the same methods over scan/io/remote.py.
 """
 
 from __future__ import annotations
@@ -129,8 +130,14 @@ class LocalFileSource(ByteSource):
         return f"LocalFileSource({self.path!r})"
 
 
+def is_url(text: str) -> bool:
+    """A remote location (scheme://...), not a local path or file:// URL."""
+    return "://" in text and not text.startswith("file://")
+
+
 def as_source(path_or_source) -> ByteSource:
-    """A ByteSource for a path or an existing source."""
+    """A ByteSource for a path, a URL (http(s): scan/io/http.py, other
+    schemes: scan/io/fsspec_source.py) or an existing source."""
     if isinstance(path_or_source, ByteSource):
         return path_or_source
     if isinstance(path_or_source, (str, os.PathLike)):
@@ -138,7 +145,10 @@ def as_source(path_or_source) -> ByteSource:
         if text.startswith("file://"):
             text = text[len("file://"):]
         elif "://" in text:
-            from scan.errors import UnsupportedFeatureError
-            raise UnsupportedFeatureError(f"remote source {text.split('://')[0]}:// (not yet)")
+            if text.split("://", 1)[0].lower() in ("http", "https"):
+                from scan.io.http import HttpSource
+                return HttpSource(text)
+            from scan.io.fsspec_source import FsspecSource
+            return FsspecSource(text)
         return LocalFileSource(text)
     raise TypeError(f"expected a path or ByteSource, got {type(path_or_source).__name__}")

@@ -106,8 +106,10 @@ def test_catalog_missing_and_remote():
         cat.table_info("/nonexistent/dir/*.parquet")
     with pytest.raises(engine.PqdbIOError, match="No files found"):
         cat.table_info("/nonexistent/file.parquet")
-    with pytest.raises(engine.UnsupportedFeatureError, match="remote files"):
-        cat.table_info("https://example.com/x.parquet")
+    with pytest.raises(engine.UnsupportedFeatureError, match="unknown URL scheme nosuch://"):
+        cat.table_info("nosuch://bucket/x.parquet")
+    with pytest.raises(engine.UnsupportedFeatureError, match="globs are not supported over https"):
+        cat.table_info("https://127.0.0.1:9/dir/*.parquet")
 
 
 @pytest.fixture(scope="module")

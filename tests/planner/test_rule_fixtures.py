@@ -107,8 +107,14 @@ class ShopCatalog(FakeCatalog):
         super().__init__()
         self.root = root
 
-    def table_info(self, spec: str):
-        return super().table_info(os.path.join(self.root, spec))
+    def table_info(self, spec: str, hive_partitioning: bool | None = None):
+        info = super().table_info(os.path.join(self.root, spec))
+        from engine.hive import detect, partition_table
+        if hive_partitioning is not False and detect(info.files):     # sales/year=*/...
+            pcols, values = partition_table(info.files, [n for n, _ in info.columns])
+            info.columns = info.columns + pcols
+            info.partitions = values
+        return info
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +122,14 @@ def shop(tmp_path_factory) -> ShopCatalog:
     root = tmp_path_factory.mktemp("rule_fixtures")
     for name, table in _shop_tables().items():
         pq.write_table(table, root / f"{name}.parquet")
+    # a hive-partitioned table: sales/year=Y/region=R/part.parquet
+    for year in (2023, 2024):
+        for region in ("eu", "us"):
+            d = root / "sales" / f"year={year}" / f"region={region}"
+            d.mkdir(parents=True)
+            pq.write_table(pa.table({"s_id": pa.array(np.arange(100, dtype=np.int64)),
+                                     "s_amount": pa.array(np.arange(100, dtype=np.float64))}),
+                           d / "part.parquet")
     return ShopCatalog(str(root))
 
 

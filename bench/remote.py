@@ -1,0 +1,219 @@
+"""Remote-file benchmark: TPC-H served over HTTP on 127.0.0.1.
+
+A byte-counting server (tests/http_server.py, in a process of its own;
+``--rate 1gbit`` caps it at the paper's network) serves the data
+directory.  Per query it prints:
+
+- ``need``: the distinct bytes the query asks the buffer manager for on a
+  cold local run (its column chunks after footer / page-index pruning,
+  plus footers and page indexes): what an ideal remote reader fetches;
+- ``fetched`` / ``req``: bytes and requests of pqdb's first run over http
+  on a fresh connection (``x need``: their ratio), and ``2nd``: the bytes
+  its second run fetches (aim: 0, one validation request per file);
+- ``disk``: bytes a new process fetches with the disk cache filled by an
+  earlier one (``--disk``; aim 0);
+- ``local`` / ``http`` seconds: the query on local files and over http,
+  each on a fresh connection (``x``: http / local, aim <= 1.5 over
+  localhost);
+- ``peer``: Polars ``scan_parquet`` over http with its SQL (``--peer
+  duckdb-fsspec``: DuckDB over pyarrow datasets on fsspec's HTTPFileSystem),
+  the same URLs in the same run: its seconds and the bytes the server sent
+  it ('-' where it fails: Polars' SQL lacks some TPC-H subqueries).
+The files' total size is printed once.  Nothing is asserted.
+
+    .venv/bin/python bench/remote.py                       # SF1 in data/sf1
+    .venv/bin/python bench/remote.py --queries 1,6,14 --rate 1gbit --disk
+    .venv/bin/python bench/remote.py --coalesce-gap 0      # no range merging
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+import engine  # noqa: E402
+from tests.http_server import ServerProcess  # noqa: E402
+from tpch.queries import TABLES, query_text, table_path  # noqa: E402
+
+
+def parse_rate(text: str | None) -> float | None:
+    if not text:
+        return None
+    t = text.lower().strip()
+    for unit, mult in (("gbit", 1e9 / 8), ("mbit", 1e6 / 8), ("mb", 1e6), ("gb", 1e9)):
+        if t.endswith(unit):
+            return float(t[:-len(unit)]) * mult
+    return float(t)
+
+
+def spec_sql(where) -> str:
+    """read_parquet's argument: a path or URL, or a list of URLs."""
+    if isinstance(where, str):
+        return f"'{where}'"
+    return "[" + ", ".join(f"'{w}'" for w in where) + "]"
+
+
+def connect_views(tables: dict, **options):
+    con = engine.connect(**options)
+    for t, where in tables.items():
+        con.sql(f"CREATE OR REPLACE VIEW {t} AS SELECT * FROM read_parquet({spec_sql(where)})")
+    return con
+
+
+def needed_bytes(local: dict, sql: str, threads: int) -> tuple[int, float]:
+    """Distinct bytes a cold local run asks the buffer manager for, and its seconds."""
+    con = connect_views(local, threads=threads)
+    bm = con._catalog.buffer_manager
+    seen = set()
+    get = bm.get
+
+    def spy(source, offset, length):
+        seen.add((source.identity(), int(offset), int(length)))
+        return get(source, offset, length)
+    bm.get = spy
+    t = time.perf_counter()
+    con.sql(sql).fetchall()
+    secs = time.perf_counter() - t
+    con.close()
+    return sum(n for _, _, n in seen), secs
+
+
+def disk_run(urls: dict, sql: str, cache: str, threads: int) -> int:
+    """bytes_fetched of the query in a new process reading through the disk cache."""
+    code = (f"import sys; sys.path.insert(0, {_ROOT!r})\n"
+            f"from bench.remote import connect_views\n"
+            f"con = connect_views({urls!r}, threads={threads}, remote_cache_dir={cache!r})\n"
+            f"r = con.sql({sql!r}); r.fetchall(); print(r.io['bytes_fetched'])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=600)
+    if out.returncode:
+        return -1
+    return int(out.stdout.split()[-1])
+
+
+def polars_run(urls: dict, sql: str, threads: int):
+    """Polars: scan_parquet over http (its own object-store client), SQL."""
+    try:
+        import polars as pl
+    except ImportError:
+        return None
+    ctx = pl.SQLContext({t: pl.scan_parquet(u) for t, u in urls.items()})
+    t = time.perf_counter()
+    ctx.execute(sql).collect()
+    return time.perf_counter() - t
+
+
+def duckdb_fsspec_run(urls: dict, sql: str, threads: int):
+    """DuckDB over pyarrow datasets read through fsspec's HTTPFileSystem."""
+    try:
+        import duckdb
+        import fsspec
+        import pyarrow.dataset as ds
+    except ImportError:
+        return None
+    fs = fsspec.filesystem("http")
+    con = duckdb.connect()
+    con.execute(f"SET threads = {threads}")
+    for t, url in urls.items():
+        dataset = ds.dataset(url, format="parquet", filesystem=fs)  # noqa: F841
+        con.register(t, dataset)
+    t = time.perf_counter()
+    con.execute(sql).fetchall()
+    return time.perf_counter() - t
+
+
+def mb(n: int) -> str:
+    return f"{n / 1e6:8.1f}"
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=os.path.join(_ROOT, "..", "..", "main", "data", "sf1")
+                    if not os.path.isdir(os.path.join(_ROOT, "data", "sf1"))
+                    else os.path.join(_ROOT, "data", "sf1"))
+    ap.add_argument("--queries", default=",".join(str(i) for i in range(1, 23)))
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rate", help="cap the server, e.g. 1gbit")
+    ap.add_argument("--coalesce-gap", default=None, help="http_coalesce_gap (default 1MiB)")
+    ap.add_argument("--disk", action="store_true", help="also measure the disk cache")
+    ap.add_argument("--peer", default="polars", choices=["polars", "duckdb-fsspec", "none"],
+                    help="polars: scan_parquet over http; duckdb-fsspec: DuckDB over pyarrow "
+                         "datasets on fsspec's HTTPFileSystem")
+    args = ap.parse_args(argv)
+    data = os.path.abspath(args.data)
+    server = ServerProcess(data, rate=parse_rate(args.rate))
+    local, urls, total = {}, {}, 0
+    for t in TABLES:                    # DIR/t.parquet or DIR/t/*.parquet
+        local[t] = table_path(data, t)
+        files = sorted(glob.glob(local[t]))
+        served = [server.url(os.path.relpath(f, data).replace(os.sep, "/")) for f in files]
+        urls[t] = served[0] if len(served) == 1 else served
+        total += sum(os.path.getsize(f) for f in files)
+    options = {"threads": args.threads}
+    if args.coalesce_gap is not None:
+        options["http_coalesce_gap"] = args.coalesce_gap
+    print(f"data {data}: files {total / 1e6:.1f} MB; server rate "
+          f"{args.rate or 'uncapped'}; threads {args.threads}; options {options}")
+    # numba, the OS page cache and the http path (aiohttp's import, the
+    # server) warm before anything is timed
+    connect_views(local, threads=args.threads).sql(query_text(1)).fetchall()
+    warm = connect_views(urls, **options)
+    warm.sql("SELECT count(*) FROM nation JOIN region ON n_regionkey = r_regionkey").fetchall()
+    warm.close()
+    head = (f"{'q':>3} {'need MB':>8} {'fetch MB':>8} {'x need':>6} {'req':>5} {'2nd B':>6} "
+            f"{'2nd req':>7} {'disk B':>7} {'local s':>7} {'http s':>7} {'x':>5} "
+            f"{'peer s':>7} {'peer MB':>8}")
+    print(head)
+    sums = dict(need=0, fetched=0, local=0.0, http=0.0)
+    for q in [int(x) for x in args.queries.split(",")]:
+        sql = query_text(q)
+        need, local_s = needed_bytes(local, sql, args.threads)
+        con = connect_views(urls, **options)
+        t = time.perf_counter()
+        first = con.sql(sql)
+        http_s = time.perf_counter() - t
+        second = con.sql(sql)
+        con.close()
+        disk = "-"
+        if args.disk:
+            with tempfile.TemporaryDirectory() as cache:
+                c2 = connect_views(urls, remote_cache_dir=cache, **options)
+                c2.sql(sql).fetchall()
+                c2.close()
+                disk = str(disk_run(urls, sql, cache, args.threads))
+        peer_s, peer_mb = "-", "-"
+        if args.peer != "none":
+            before = server.bytes_sent()
+            run = polars_run if args.peer == "polars" else duckdb_fsspec_run
+            try:
+                secs = run(urls, sql, args.threads)
+            except Exception as e:          # noqa: BLE001 - a peer failure is printed
+                secs = None
+                print(f"  (peer failed on Q{q}: {type(e).__name__}: {str(e)[:80]})")
+            if secs is not None:
+                peer_s, peer_mb = f"{secs:7.2f}", mb(server.bytes_sent() - before)
+        io, io2 = first.io, second.io
+        print(f"{q:>3} {mb(need)} {mb(io['bytes_fetched'])} "
+              f"{io['bytes_fetched'] / max(need, 1):6.2f} {io['requests']:>5} "
+              f"{io2['bytes_fetched']:>6} {io2['requests']:>7} {disk:>7} {local_s:7.2f} "
+              f"{http_s:7.2f} {http_s / local_s:5.2f} {peer_s:>7} {peer_mb:>8}", flush=True)
+        sums["need"] += need
+        sums["fetched"] += io["bytes_fetched"]
+        sums["local"] += local_s
+        sums["http"] += http_s
+    print(f"all: fetched/need {sums['fetched'] / max(sums['need'], 1):.2f}, "
+          f"http/local time {sums['http'] / max(sums['local'], 1e-9):.2f}")
+    server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,288 @@
+"""http(s) byte sources over aiohttp.
+
+An ``HttpClient`` runs one aiohttp ``ClientSession`` on a background
+event-loop thread (one client per pqdb connection; scan workers submit
+range reads and wait, many in flight at once, at most ``concurrency``).
+
+``HttpSource`` (docs/design.md "I/O"):
+- opening: HEAD for size, ETag and Last-Modified; a server that refuses
+  HEAD gets ``GET`` with ``Range: bytes=0-0``.  Files under 64 KiB are
+  fetched whole on the first read.
+- every range response is checked: 206 with a matching ``Content-Range``
+  and a body of the asked length.  A server that ignores Range (200 with
+  the whole body) is accepted: the body is kept whole and serves all reads.
+- retries with exponential backoff on connection errors, resets, truncated
+  bodies, timeouts, 408, 429 and 5xx; any other status is a PqdbIOError
+  naming the URL, the status and the range.
+- range reads carry ``If-Match`` with a strong ETag (else
+  ``If-Unmodified-Since``), and the response's ETag is compared: a file
+  replaced while it is read fails with a clear error (412), never yields
+  bytes of two versions.  Redirects are followed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import re
+import threading
+import weakref
+from concurrent.futures import Future
+
+from scan.errors import PqdbIOError
+from scan.io.remote import SMALL_FILE, IoCounters, RemoteSettings, RemoteSource, done_future
+
+_RETRY_STATUS = {408, 429} | set(range(500, 600))
+_HEAD_REFUSED = {400, 403, 405, 406, 501}
+_CONTENT_RANGE = re.compile(r"bytes\s+(\d+)-(\d+)/(\d+|\*)")
+
+
+class FileChangedError(PqdbIOError):
+    """The file changed (ETag / Last-Modified / size) while a query read it."""
+
+
+class _Retryable(Exception):
+    pass
+
+
+class HttpClient:
+    """One aiohttp session on its own event-loop thread."""
+
+    def __init__(self, settings: RemoteSettings | None = None, io: IoCounters | None = None):
+        self.settings = settings or RemoteSettings()
+        self.io = io or IoCounters()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="pqdb-http",
+                                        daemon=True)
+        self._thread.start()
+        self._session = None
+        self._sem = None
+        self._sem_n = 0
+        self._closed = False
+        _CLIENTS.add(self)
+
+    def run(self, coro) -> Future:
+        if self._closed:
+            coro.close()
+            return done_future(error=PqdbIOError("http client is closed"))
+        return asyncio.run_coroutine_threadsafe(coro, self._loop)
+
+    def _ensure(self):
+        import aiohttp
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0, force_close=False),
+                auto_decompress=False)
+        n = max(1, self.settings.concurrency)
+        if self._sem is None or self._sem_n != n:
+            self._sem, self._sem_n = asyncio.Semaphore(n), n
+        return self._session, self._sem
+
+    async def request(self, method: str, url: str, headers: dict | None = None,
+                      byte_range: tuple | None = None, check=None):
+        """(status, headers, body) of one request, retried with backoff on
+        transient failures.  ``check(status, headers, body)`` may raise
+        _Retryable (retried) or PqdbIOError (not)."""
+        import aiohttp
+        s = self.settings
+        hdrs = {"Accept-Encoding": "identity"}
+        hdrs.update(s.headers or {})
+        hdrs.update(headers or {})
+        last = None
+        for attempt in range(s.retries + 1):
+            if attempt:
+                await asyncio.sleep(min(0.05 * (2 ** (attempt - 1)), 2.0))
+            session, sem = self._ensure()
+            try:
+                async with sem:
+                    timeout = aiohttp.ClientTimeout(total=s.timeout)
+                    self.io.add(requests=1)
+                    async with session.request(method, url, headers=hdrs, timeout=timeout,
+                                               allow_redirects=True) as resp:
+                        status = resp.status
+                        if status in _RETRY_STATUS:
+                            raise _Retryable(f"HTTP {status} {resp.reason or ''}".strip())
+                        body = b"" if method == "HEAD" else await resp.read()
+                        self.io.add(bytes_fetched=len(body))
+                        if check is not None:
+                            check(status, resp.headers, body)
+                        return status, resp.headers, body
+            except _Retryable as e:
+                last = str(e)
+            except asyncio.TimeoutError:
+                last = f"timed out after {s.timeout:g} s (http_timeout)"
+            except (aiohttp.ClientError, ConnectionError, OSError) as e:
+                last = f"{type(e).__name__}: {e}".rstrip(": ")
+        raise PqdbIOError(f"request failed after {s.retries + 1} attempts ({last})", url=url,
+                          byte_range=byte_range)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+
+        async def shut():
+            if self._session is not None:
+                await self._session.close()
+        try:
+            asyncio.run_coroutine_threadsafe(shut(), self._loop).result(timeout=5)
+        except Exception:       # noqa: BLE001 - closing anyway
+            pass
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=5)
+
+
+_CLIENTS: "weakref.WeakSet[HttpClient]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for client in list(_CLIENTS):
+        client.close()
+
+
+_default_client: HttpClient | None = None
+_default_lock = threading.Lock()
+
+
+def default_client() -> HttpClient:
+    """A process-wide client (for scan.open_parquet on a URL)."""
+    global _default_client
+    with _default_lock:
+        if _default_client is None or _default_client._closed:
+            _default_client = HttpClient()
+        return _default_client
+
+
+def _status_error(status: int, url: str, byte_range=None, what: str = "") -> PqdbIOError:
+    names = {401: "unauthorized", 403: "forbidden", 404: "not found", 410: "gone",
+             416: "range not satisfiable"}
+    text = f"HTTP {status}" + (f" ({names[status]})" if status in names else "")
+    return PqdbIOError(f"{what}{text}", url=url, byte_range=byte_range)
+
+
+class HttpSource(RemoteSource):
+    """One http(s) URL (see the module docstring)."""
+
+    def __init__(self, url: str, client: HttpClient | None = None):
+        client = client or default_client()
+        super().__init__(url, client.settings, client.io)
+        self.client = client
+        self._whole_future: Future | None = None
+        self._open()
+
+    # -- opening ------------------------------------------------------------------
+    def _open(self) -> None:
+        status, headers, body = self._wait(self.client.request("HEAD", self.path))
+        if status in _HEAD_REFUSED or (status < 300 and "Content-Length" not in headers):
+            status, headers, body = self._wait(self.client.request(
+                "GET", self.path, {"Range": "bytes=0-0"}, (0, 1)))
+            if status == 206:
+                m = _CONTENT_RANGE.fullmatch(headers.get("Content-Range", "").strip())
+                if m is None or m.group(3) == "*":
+                    raise PqdbIOError(f"cannot tell the file's size: Content-Range "
+                                      f"{headers.get('Content-Range')!r}", url=self.path)
+                self._size = int(m.group(3))
+            elif status == 200:
+                self._size = len(body)
+                self._whole = body
+            else:
+                raise _status_error(status, self.path, what="cannot open: ")
+        elif status >= 300:
+            raise _status_error(status, self.path, what="cannot open: ")
+        else:
+            try:
+                self._size = int(headers["Content-Length"])
+            except ValueError:
+                raise PqdbIOError(f"bad Content-Length {headers['Content-Length']!r}",
+                                  url=self.path) from None
+        self.etag = headers.get("ETag")
+        self.modified = headers.get("Last-Modified")
+
+    def _wait(self, coro):
+        return self.client.run(coro).result()
+
+    # -- reads ------------------------------------------------------------------
+    def _conditions(self) -> dict:
+        if self.etag and not self.etag.startswith("W/"):
+            return {"If-Match": self.etag}
+        if self.modified:
+            return {"If-Unmodified-Since": self.modified}
+        return {}
+
+    def submit(self, start: int, end: int) -> Future:
+        if self._whole is not None:
+            return done_future(memoryview(self._whole)[start:end])
+        if self._size < SMALL_FILE:
+            return self._small(start, end)
+        return self.client.run(self._range(start, end))
+
+    def _small(self, start: int, end: int) -> Future:
+        with self._whole_lock:
+            if self._whole_future is None:
+                self._whole_future = self.client.run(self._get_whole())
+            whole = self._whole_future
+        out: Future = Future()
+
+        def cut(f):
+            if f.exception() is not None:
+                out.set_exception(f.exception())
+            else:
+                out.set_result(memoryview(f.result())[start:end])
+        whole.add_done_callback(cut)
+        return out
+
+    async def _get_whole(self):
+        _, _, body = await self.client.request("GET", self.path, self._conditions(),
+                                               (0, self._size), self._checker(0, self._size))
+        if len(body) != self._size:       # (a 206 of the whole range)
+            body = body[:self._size]
+        self._whole = body
+        return body
+
+    async def _range(self, start: int, end: int):
+        hdrs = {"Range": f"bytes={start}-{end - 1}"}
+        hdrs.update(self._conditions())
+        _, _, body = await self.client.request("GET", self.path, hdrs, (start, end),
+                                               self._checker(start, end))
+        if len(body) != end - start:        # 200: the whole file, kept
+            self._whole = body
+            return memoryview(body)[start:end]
+        return body
+
+    def _checker(self, start: int, end: int):
+        url, size, etag = self.path, self._size, self.etag
+
+        def check(status, headers, body):
+            if status == 412:
+                raise FileChangedError("file changed while being read (precondition "
+                                       "failed: ETag/Last-Modified no longer match)",
+                                       url=url, byte_range=(start, end))
+            if status not in (200, 206):
+                raise _status_error(status, url, (start, end))
+            tag = headers.get("ETag")
+            if etag and tag and tag != etag:
+                raise FileChangedError(f"file changed while being read (ETag {etag} became "
+                                       f"{tag})", url=url, byte_range=(start, end))
+            if status == 200:
+                if len(body) != size:
+                    if "Content-Length" in headers and int(headers["Content-Length"]) != size:
+                        raise FileChangedError(f"file changed while being read (size {size} "
+                                               f"became {headers['Content-Length']})", url=url)
+                    raise _Retryable(f"truncated body ({len(body)} of {size} bytes)")
+                return
+            m = _CONTENT_RANGE.fullmatch(headers.get("Content-Range", "").strip())
+            if m is None:
+                raise PqdbIOError(f"206 without a valid Content-Range "
+                                  f"({headers.get('Content-Range')!r})", url=url,
+                                  byte_range=(start, end))
+            lo, hi, total = int(m.group(1)), int(m.group(2)), m.group(3)
+            if total != "*" and int(total) != size:
+                raise FileChangedError(f"file changed while being read (size {size} became "
+                                       f"{total})", url=url, byte_range=(start, end))
+            if (lo, hi + 1) != (start, end):
+                raise PqdbIOError(f"server sent Content-Range bytes {lo}-{hi}, not the range "
+                                  "asked for", url=url, byte_range=(start, end))
+            if len(body) != end - start:
+                raise _Retryable(f"truncated body ({len(body)} of {end - start} bytes)")
+        return check

@@ -1,0 +1,230 @@
+"""Tables over URLs: http(s) through the test server on 127.0.0.1, fsspec's
+memory://; the cache across queries, the memory budget, the disk cache
+(also from a new process), Result.io, and the options."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import engine
+from tests.http_server import bounded, sample_parquet
+from tests.paths import REPO
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    return sample_parquet(str(tmp_path_factory.mktemp("remote") / "sample.parquet"))
+
+
+Q = "SELECT count(*), sum(id), min(s), max(d), max(x) FROM {}"
+
+
+def local_answer(path, q=Q):
+    return engine.connect().sql(q.format(f"'{path}'")).fetchall()
+
+
+def test_url_table_gives_the_local_rows(fault_server, sample):
+    url = fault_server.add("t.parquet", sample)
+    con = engine.connect(threads=2)
+    assert bounded(lambda: con.sql(Q.format(f"'{url}'")).fetchall()) == local_answer(sample)
+    assert bounded(lambda: con.sql(Q.format(f"read_parquet('{url}')")).fetchall()) == \
+        local_answer(sample)
+    con.close()
+
+
+def test_list_of_urls(fault_server, sample):
+    a = fault_server.add("a.parquet", sample)
+    b = fault_server.add("b.parquet", sample)
+    con = engine.connect()
+    got = bounded(lambda: con.sql(f"SELECT count(*), sum(id) FROM read_parquet(['{a}', '{b}'])")
+                  .fetchall())
+    n = 200_000
+    assert got == [(2 * n, n * (n - 1))]
+
+
+def test_http_glob_is_an_error(fault_server):
+    con = engine.connect()
+    with pytest.raises(engine.NotSupportedError, match="globs are not supported over http"):
+        con.sql(f"SELECT * FROM '{fault_server.url('dir/*.parquet')}'")
+
+
+def test_missing_url_names_it(fault_server):
+    con = engine.connect(http_retries=0)
+    url = fault_server.url("missing.parquet")
+    with pytest.raises(engine.PqdbIOError, match="404") as e:
+        bounded(lambda: con.sql(f"SELECT * FROM '{url}'"))
+    assert url in str(e.value)
+
+
+def test_second_run_fetches_no_chunk_bytes(fault_server, sample):
+    url = fault_server.add("t.parquet", sample)
+    con = engine.connect(threads=2)
+    first = bounded(lambda: con.sql(Q.format(f"'{url}'")))
+    assert first.io["requests"] >= 2 and first.io["bytes_fetched"] > 0
+    fault_server.clear_log()
+    second = bounded(lambda: con.sql(Q.format(f"'{url}'")))
+    assert second.fetchall() == first.fetchall()
+    assert second.io["bytes_fetched"] == 0 and second.io["requests"] == 1   # one validation
+    assert second.io["bytes_from_cache"] >= first.io["bytes_fetched"] - 70_000
+    assert [r.method for r in fault_server.log] == ["HEAD"]
+
+
+def test_changed_file_is_read_again(fault_server, sample, tmp_path):
+    url = fault_server.add("t.parquet", sample)
+    con = engine.connect()
+    assert con.sql(f"SELECT count(*) FROM '{url}'").fetchall() == [(200_000,)]
+    other = sample_parquet(str(tmp_path / "o.parquet"), rows=1000, row_group_size=500)
+    fault_server.replace("t.parquet", other)
+    assert bounded(lambda: con.sql(f"SELECT count(*), sum(id) FROM '{url}'").fetchall()) == \
+        [(1000, 499500)]
+
+
+def test_scan_larger_than_the_budget(fault_server, sample):
+    url = fault_server.add("t.parquet", sample)
+    size = len(fault_server.files["t.parquet"])
+    budget = 1 << 20
+    assert size > 3 * budget
+    con = engine.connect(threads=2, buffer_memory=budget)
+    assert bounded(lambda: con.sql(Q.format(f"'{url}'")).fetchall()) == local_answer(sample)
+    bm = con._catalog.buffer_manager
+    assert bm.peak_bytes <= budget
+
+
+def test_disk_cache_serves_a_new_process(fault_server, sample, tmp_path):
+    url = fault_server.add("t.parquet", sample)
+    cache = str(tmp_path / "cache")
+    con = engine.connect(threads=2)
+    con.sql(f"SET remote_cache_dir = '{cache}'")
+    first = bounded(lambda: con.sql(Q.format(f"'{url}'")))
+    assert first.io["bytes_fetched"] > 0 and os.listdir(cache)
+    code = f"""
+import datetime
+import engine
+con = engine.connect(remote_cache_dir={cache!r})
+r = con.sql({Q.format("'" + url + "'")!r})
+print(r.io["bytes_fetched"], r.io["bytes_from_cache"], repr(r.fetchall()) == {repr(first.fetchall())!r})
+"""
+    fault_server.clear_log()
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    fetched, cached, same = out.stdout.split()
+    assert fetched == "0" and int(cached) > 0 and same == "True"
+    assert [r.method for r in fault_server.log] == ["HEAD"]
+
+
+def test_disk_cache_corrupt_entry_is_refetched(fault_server, sample, tmp_path):
+    url = fault_server.add("t.parquet", sample)
+    cache = str(tmp_path / "cache")
+    con = engine.connect(remote_cache_dir=cache)
+    expect = bounded(lambda: con.sql(Q.format(f"'{url}'")).fetchall())
+    entries = [os.path.join(r, f) for r, _, fs in os.walk(cache) for f in fs]
+    for i, p in enumerate(entries):             # flip a byte / cut short
+        with open(p, "r+b") as f:
+            if i % 2:
+                f.seek(40)
+                b = f.read(1)
+                f.seek(40)
+                f.write(bytes([b[0] ^ 0xFF]))
+            else:
+                f.truncate(os.path.getsize(p) - 1)
+    con2 = engine.connect(remote_cache_dir=cache)
+    r = bounded(lambda: con2.sql(Q.format(f"'{url}'")))
+    assert r.fetchall() == expect and r.io["bytes_fetched"] > 0
+
+
+def test_disk_cache_changed_etag_invalidates(fault_server, sample, tmp_path):
+    url = fault_server.add("t.parquet", sample)
+    cache = str(tmp_path / "cache")
+    bounded(lambda: engine.connect(remote_cache_dir=cache).sql(Q.format(f"'{url}'")).fetchall())
+    other = sample_parquet(str(tmp_path / "o.parquet"), rows=100_000, row_group_size=30_000)
+    fault_server.replace("t.parquet", other)
+    r = bounded(lambda: engine.connect(remote_cache_dir=cache).sql(Q.format(f"'{url}'")))
+    assert r.fetchall() == local_answer(other) and r.io["bytes_fetched"] > 0
+
+
+def test_disk_cache_is_bounded(tmp_path):
+    from scan.io.disk_cache import DiskCache
+    c = DiskCache(str(tmp_path / "c"), 10_000)
+    for i in range(20):
+        c.put("u", "v", i * 1000, bytes([i]) * 1000)
+    c.trim()
+    assert c.total_bytes() <= 10_000
+    assert c.get("u", "v", 19_000, 1000) == bytes([19]) * 1000
+
+
+def test_options_reach_the_requests(fault_server, sample, monkeypatch):
+    url = fault_server.add("t.parquet", sample)
+    monkeypatch.setenv("PQDB_HTTP_HEADERS", "Authorization: Bearer from-env")
+    con = engine.connect()
+    con.sql(f"SELECT count(*) FROM '{url}'")
+    assert fault_server.log[-1].headers.get("Authorization") == "Bearer from-env"
+    con.sql("SET http_headers = 'Authorization: Bearer from-set'")
+    con.sql(f"SELECT count(*) FROM '{url}'")
+    assert fault_server.log[-1].headers.get("Authorization") == "Bearer from-set"
+    con2 = engine.connect(http_headers={"X-Test": "1"}, http_footer_prefetch="16KiB",
+                          http_coalesce_gap=0, http_concurrency=2, http_timeout=5)
+    fault_server.clear_log()
+    con2.sql(f"SELECT count(*) FROM '{url}'")
+    tail = fault_server.log[1]
+    assert tail.headers.get("X-Test") == "1"
+    start, end = map(int, tail.range.split("=")[1].split("-"))
+    assert end - start + 1 == 16 << 10
+
+
+def test_retries_surface_through_sql(fault_server, sample):
+    url = fault_server.add("t.parquet", sample)
+    con = engine.connect(http_retries=1, http_timeout=2)
+    con.sql(f"SELECT count(*) FROM '{url}'")
+    fault_server.fail("t.parquet", "503", "503", "503", "503", "503", "503", "503", "503")
+    with pytest.raises(engine.PqdbIOError, match="503") as e:
+        bounded(lambda: con.sql(f"SELECT sum(x) FROM '{url}'").fetchall())
+    assert url in str(e.value) and "range=" in str(e.value)
+
+
+def test_fsspec_memory_urls(sample):
+    fsspec = pytest.importorskip("fsspec")
+    fs = fsspec.filesystem("memory")
+    with open(sample, "rb") as f:
+        data = f.read()
+    for name in ("a", "b"):
+        with fs.open(f"/pqdb-test/dir/{name}.parquet", "wb") as f:
+            f.write(data)
+    con = engine.connect()
+    one = con.sql(Q.format("'memory://pqdb-test/dir/a.parquet'"))
+    assert one.fetchall() == local_answer(sample) and one.io["bytes_fetched"] > 0
+    both = con.sql("SELECT count(*) FROM read_parquet('memory://pqdb-test/dir/*.parquet')")
+    assert both.fetchall() == [(400_000,)]
+    again = con.sql(Q.format("'memory://pqdb-test/dir/a.parquet'"))
+    assert again.io["bytes_fetched"] == 0
+    with pytest.raises(engine.PqdbIOError, match="No files found"):
+        con.sql("SELECT * FROM 'memory://pqdb-test/none/*.parquet'")
+
+
+def test_missing_fsspec_backend_names_the_package():
+    pytest.importorskip("fsspec")
+    try:
+        import s3fs  # noqa: F401
+        pytest.skip("s3fs is installed")
+    except ImportError:
+        pass
+    con = engine.connect()
+    with pytest.raises(engine.NotSupportedError, match="s3fs"):
+        con.sql("SELECT * FROM 's3://bucket/x.parquet'")
+
+
+@pytest.mark.parametrize("name, value, message", [
+    ("http_headers", "no colon here", "Name: value"),
+    ("http_headers", "{\"a\": ", "JSON"),
+    ("http_concurrency", "0", "positive"),
+    ("http_coalesce_gap", "-1", "byte size"),
+    ("remote_cache_size", "lots", "byte size"),
+])
+def test_bad_remote_options_are_errors(name, value, message):
+    con = engine.connect()
+    with pytest.raises(engine.ProgrammingError, match=message):
+        con.sql(f"SET {name} = '{value}'")
