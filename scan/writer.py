@@ -59,7 +59,7 @@ byte the writer puts in the file after the leading magic passes through one
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -265,8 +265,7 @@ class ParquetFileWriter:
         self.schema, self.leaves = build_schema(self.names, self.types)
         directory = os.path.dirname(os.path.abspath(self.path))
         try:
-            fd, self.temp_path = tempfile.mkstemp(
-                prefix="." + os.path.basename(self.path) + ".", suffix=".tmp", dir=directory)
+            fd, self.temp_path = _create_temp(directory, os.path.basename(self.path))
         except OSError as e:
             raise PqdbIOError(f"cannot write {self.path}: {e.strerror or e}", url=self.path) from None
         self._file = os.fdopen(fd, "wb")
@@ -418,6 +417,18 @@ class ParquetFileWriter:
             os.unlink(self.temp_path)
         except OSError:
             pass
+
+
+def _create_temp(directory: str, name: str) -> tuple[int, str]:
+    """A new file ``.name.<random>.tmp`` in ``directory`` (mode 0666 less
+    the umask, as the renamed file should have)."""
+    for _ in range(100):
+        path = os.path.join(directory, f".{name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary file name in {directory}")
 
 
 def _sync_directory(path: str) -> None:
