@@ -120,6 +120,10 @@ def test_every_type_reads_back_the_same(sources, tmp_path, nulls, compression, v
     assert meta.num_row_groups == 3 and meta.row_group(0).num_rows == 128
     codec = "UNCOMPRESSED" if compression == "uncompressed" else compression.upper()
     assert meta.row_group(0).column(0).compression == codec
+    chunk = meta.row_group(0).column(1)
+    assert chunk.has_column_index and chunk.has_offset_index
+    assert duckdb.sql(f"SELECT count(*) FROM parquet_metadata('{out}') WHERE "
+                      "offset_index_offset IS NULL").fetchall() == [(0,)]
 
 
 def test_count_result_and_copy_of_a_table_and_a_view(sources, tmp_path):
