@@ -187,7 +187,12 @@ class _OrderedWriter:
                 self.cond.wait()
             if self.failed:
                 return
-            self._reserve(held, "COPY blocks waiting for their turn")
+            try:
+                self._reserve(held, "COPY blocks waiting for their turn")
+            except BaseException:
+                self.failed = True
+                self.cond.notify_all()
+                raise
             self.pending[i] = (blocks, held)
             if i != self.next:
                 return
@@ -207,11 +212,18 @@ class _OrderedWriter:
                     self.staged_reserved -= nbytes
                     groups.append((self.tickets, staged, rows, nbytes))
                     self.tickets += 1
+            except BaseException:
+                self.failed = True
+                raise
             finally:
                 self.cond.notify_all()
         for ticket, staged, rows, nbytes in groups:
-            self._write(ticket, encode_row_group(staged, self.writer.leaves, self.options),
-                        rows, nbytes)
+            try:
+                chunks = encode_row_group(staged, self.writer.leaves, self.options)
+            except BaseException:
+                self.fail()
+                raise
+            self._write(ticket, chunks, rows, nbytes)
 
     def _write(self, ticket: int, chunks: list, rows: int, nbytes: int) -> None:
         with self.cond:
@@ -220,6 +232,9 @@ class _OrderedWriter:
             try:
                 if not self.failed:
                     self.writer.write_row_group(chunks, rows)
+            except BaseException:
+                self.failed = True
+                raise
             finally:
                 self.written += 1
                 self.memory.release(nbytes)

@@ -76,13 +76,18 @@ def run_streaming(plan: L.Node, ctx: ExecutionContext, on_morsel, stop=None) -> 
         pipeline = ex.pipeline(plan)
         morsels = pipeline.source.morsels()
         sink = _MorselBlocks()
+        failed = []                      # a morsel failed: start no other
 
         def run(i):
-            if stop is not None and stop():
+            if failed or (stop is not None and stop()):
                 return
             local: list = []
-            pipeline.run_morsel(morsels[i], i, sink, local)
-            on_morsel(i, local)
+            try:
+                pipeline.run_morsel(morsels[i], i, sink, local)
+                on_morsel(i, local)
+            except BaseException:
+                failed.append(i)
+                raise
 
         parallel_map(run, range(len(morsels)), ex.threads)
         return len(morsels)
