@@ -43,7 +43,7 @@ import threading
 import numpy as np
 
 from engine.block import Block, Vector
-from engine.errors import PqdbIOError, ProgrammingError, UnsupportedFeatureError
+from engine.errors import PqdbIOError, UnsupportedFeatureError
 from planner.errors import BinderError
 from planner.types import BIGINT
 
@@ -295,4 +295,4 @@ def run_copy(connection, stmt, params):
     return Result(["Count"], [BIGINT], Block([count], 1))
 
 
-__all__ = ["run_copy", "write_options", "KNOWN", "ProgrammingError"]
+__all__ = ["run_copy", "write_options", "KNOWN"]

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scan import thrift as T
 from scan.codecs import compress
 from scan.encodings.encode import (bit_width, bytes_minmax_segments, codes_minmax_segments,
                                    dictionary_bytes, dictionary_u64, encode_hybrid,

@@ -69,7 +69,7 @@ from scan.codecs import WRITE_CODECS
 from scan.errors import PqdbIOError, UnsupportedFeatureError
 from scan.pageindex import COLUMN_INDEX, OFFSET_INDEX
 from scan.thrift_encode import encode_struct
-from scan.write_chunk import DATA_PAGE, DICTIONARY_PAGE, encode_chunk
+from scan.write_chunk import DICTIONARY_PAGE, encode_chunk
 from scan.write_levels import LeafPart, shred
 from scan.write_schema import ColumnType, build_schema
 

@@ -228,3 +228,20 @@ def test_empty_result_and_hugeint(tmp_path):
 def test_duplicate_column_names_are_refused(tmp_path):
     with pytest.raises(ProgrammingError, match="distinct column names"):
         engine.connect().sql(f"COPY (SELECT 1 AS a, 2 AS a) TO '{tmp_path / 'd.parquet'}'")
+
+
+def test_bloom_filter_columns_prune_pqdb_scans(numbers, tmp_path):
+    """BLOOM_FILTER_COLUMNS puts a filter on a PLAIN (high-cardinality)
+    column; pqdb's scan then skips row groups by it."""
+    con = engine.connect()
+    out = str(tmp_path / "bloom.parquet")
+    con.sql(f"COPY (SELECT i * 2 AS even, i % 7 AS small FROM '{numbers}') TO '{out}' "
+            f"(ROW_GROUP_SIZE 50000, BLOOM_FILTER_COLUMNS ['even'])")
+    meta = pq.ParquetFile(out).metadata
+    assert meta.row_group(0).column(0).bloom_filter_offset is not None
+    assert meta.row_group(0).column(1).bloom_filter_offset is None      # not asked for
+    r = con.sql(f"SELECT count(*) FROM '{out}' WHERE even = 12345")     # odd: in no group
+    assert r.fetchall() == [(0,)] and r.pruning.bloom_rejections == 1   # min/max skip the rest
+    con.sql(f"COPY (SELECT i % 7 AS small FROM '{numbers}') TO '{out}' "
+            f"(WRITE_BLOOM_FILTER false)")
+    assert pq.ParquetFile(out).metadata.row_group(0).column(0).bloom_filter_offset is None
