@@ -88,7 +88,7 @@ def _expected(t, v):
     if v is None:
         return None
     if t.id == "DECIMAL":
-        return decimal.Decimal(v).scaleb(-t.scale)
+        return decimal.Decimal(v).scaleb(-t.scale, decimal.Context(prec=80))
     if t.id == "DATE":
         return datetime.date(1970, 1, 1) + datetime.timedelta(days=v)
     if t.id == "TIMESTAMP":
