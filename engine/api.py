@@ -356,6 +356,9 @@ class Connection:
         if isinstance(stmt, st.DescribeStatement):
             plan = plan_query(stmt.ast, self._catalog, params=params, sql=stmt.sql)
             return _describe_result(plan.schema)
+        if isinstance(stmt, st.CopyStatement):
+            from engine.copy import run_copy
+            return run_copy(self, stmt, params)
         if isinstance(stmt, st.QueryStatement):
             plan = plan_query(stmt.ast, self._catalog, params=params, sql=stmt.sql)
             return self._run_plan(plan)

@@ -52,6 +52,49 @@ def execute(plan: L.Node, ctx: ExecutionContext) -> Block:
         ex.memory.close()
 
 
+class _MorselBlocks(Sink):
+    """One morsel's result blocks, in order (run_streaming)."""
+
+    def consume(self, local, block, seq) -> None:
+        local.append(block)
+
+    def merge(self, locals_: list):
+        return None
+
+
+def run_streaming(plan: L.Node, ctx: ExecutionContext, on_morsel, stop=None) -> int:
+    """Run ``plan`` without gathering its result: the breakers below the last
+    pipeline run as in execute(), then each morsel of that pipeline, on the
+    thread that ran it, calls ``on_morsel(i, blocks)`` with its result blocks
+    (morsels are numbered in result order; they finish in any order).
+    ``stop()`` true: no further morsel starts.  Returns the morsel count.
+    COPY ... TO writes the blocks as they come (engine/copy.py)."""
+    from engine.scheduler import parallel_map
+    ex = _Executor(ctx)
+    ex.find_repeated_subplans(plan)
+    try:
+        pipeline = ex.pipeline(plan)
+        morsels = pipeline.source.morsels()
+        sink = _MorselBlocks()
+        failed = []                      # a morsel failed: start no other
+
+        def run(i):
+            if failed or (stop is not None and stop()):
+                return
+            local: list = []
+            try:
+                pipeline.run_morsel(morsels[i], i, sink, local)
+                on_morsel(i, local)
+            except BaseException:
+                failed.append(i)
+                raise
+
+        parallel_map(run, range(len(morsels)), ex.threads)
+        return len(morsels)
+    finally:
+        ex.memory.close()
+
+
 class _Executor:
     def __init__(self, ctx: ExecutionContext):
         self.ctx = ctx

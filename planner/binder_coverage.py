@@ -56,6 +56,13 @@ def _set_kind(value) -> str | None:
     return None if str(value).upper() in ("SESSION", "GLOBAL") else f"SET {str(value).upper()}"
 
 
+def _copy_credentials(value) -> str | None:
+    # sqlglot always hangs an (empty) Credentials node on a COPY
+    if isinstance(value, exp.Expression) and not any(v for v in value.args.values()):
+        return None
+    return "COPY ... CREDENTIALS"
+
+
 def _join_method(value) -> str:
     return f"{str(value).upper()} JOIN"
 
@@ -246,6 +253,11 @@ STATEMENTS: dict[type, dict[str, object]] = {
                    "expressions": "DESCRIBE column list", "partition": "DESCRIBE PARTITION",
                    "format": "DESCRIBE FORMAT"},
     exp.Set: {"expressions": OK, "unset": "UNSET", "tag": "SET TAG"},
+    # COPY ... TO: engine/copy.py checks the options by name
+    exp.Copy: {"this": OK, "files": OK, "params": OK,
+               "kind": lambda v: "COPY ... FROM" if v else None,
+               "credentials": _copy_credentials, "format": "COPY ... FORMAT (outside the options)"},
+    exp.CopyParameter: {"this": OK, "expression": OK, "expressions": OK},
     exp.SetItem: {"this": OK, "kind": _set_kind, "expressions": "SET with a list",
                   "collate": "SET ... COLLATE", "global_": "SET GLOBAL"},
 }

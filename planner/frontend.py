@@ -16,7 +16,7 @@ from sqlglot.errors import ParseError, TokenError
 
 from planner.binder_coverage import check_statement
 from planner.errors import SQLError, UnsupportedFeatureError, position_of
-from planner.statements import (CreateViewStatement, DescribeStatement,
+from planner.statements import (CopyStatement, CreateViewStatement, DescribeStatement,
                                 DropViewStatement, ExplainStatement, QueryStatement,
                                 SetStatement, Statement)
 
@@ -186,6 +186,8 @@ def _parse_statement(text: str) -> list[Statement]:
         for t in tables:
             _check_view_name(t)
         return [DropViewStatement(t.name, bool(ast.args.get("exists")), text) for t in tables]
+    if isinstance(ast, exp.Copy):
+        return [_copy_statement(ast, text)]
     if isinstance(ast, exp.Set):
         check_statement(ast)
         return [_set_item(item, text) for item in ast.expressions]
@@ -217,6 +219,73 @@ def _check_view_name(table) -> None:
     for key, value in table.args.items():
         if key not in ("this", "db", "catalog") and value:
             raise UnsupportedFeatureError(f"{key} on a view name is not supported")
+
+
+def _copy_statement(ast, text: str) -> CopyStatement:
+    """COPY (query) TO 'file' (options) and COPY table TO 'file'."""
+    check_statement(ast)
+    params = ast.args.get("params") or []
+    for p in params:
+        check_statement(p)
+    source = ast.this
+    if isinstance(source, exp.Subquery) and isinstance(source.this, QUERY_TYPES):
+        query = source.this
+    elif isinstance(source, exp.Table):
+        query = exp.select("*").from_(source.copy())
+    elif isinstance(source, exp.Schema) and isinstance(source.this, exp.Table):
+        query = exp.select(*[exp.column(c.copy()) for c in source.expressions]).from_(
+            source.this.copy())
+    else:
+        raise UnsupportedFeatureError(f"COPY of {_kind(source)} is not supported")
+    files = ast.args.get("files") or []
+    if len(files) != 1 or not isinstance(files[0], exp.Literal) or not files[0].is_string:
+        raise SQLError("COPY ... TO takes one file name, a string", 1, 1, sql=text)
+    options: dict = {}
+    for p in params:
+        name = p.this.name.lower() if isinstance(p.this, (exp.Var, exp.Identifier, exp.Column)) \
+            else p.this.sql(dialect=DIALECT).lower()
+        if name in options:
+            raise SQLError(f"COPY option {name.upper()} is given twice", 1, 1, sql=text)
+        if p.args.get("expressions"):
+            options[name] = [_copy_value(e, name, text) for e in p.expressions]
+        else:
+            expression = p.args.get("expression")
+            options[name] = True if expression is None else _copy_value(expression, name, text)
+    return CopyStatement(query, files[0].this, options, text)
+
+
+def _copy_value(node, name: str, text: str):
+    """A COPY option's value as Python: str, int, float, bool, list or dict."""
+    if isinstance(node, exp.Boolean):
+        return bool(node.this)
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return node.this
+        try:
+            return int(node.this)
+        except ValueError:
+            return float(node.this)
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
+        return -_copy_value(node.this, name, text)
+    if isinstance(node, (exp.Var, exp.Identifier, exp.Column)):
+        return node.name
+    if isinstance(node, (exp.Array, exp.Tuple, exp.Paren)):
+        items = node.expressions if not isinstance(node, exp.Paren) else [node.this]
+        return [_copy_value(e, name, text) for e in items]
+    if isinstance(node, exp.Struct):
+        out = {}
+        for e in node.expressions:
+            if not isinstance(e, (exp.PropertyEQ, exp.EQ, exp.Slice)):
+                break
+            key = e.this.name if isinstance(e.this, (exp.Identifier, exp.Column, exp.Var)) \
+                else _copy_value(e.this, name, text)
+            out[str(key)] = _copy_value(e.expression, name, text)
+        else:
+            return out
+    if isinstance(node, exp.Null):
+        return None
+    raise SQLError(f"COPY option {name.upper()} takes a constant, not "
+                   f"{node.sql(dialect=DIALECT)}", 1, 1, sql=text)
 
 
 def _set_item(item, text: str) -> SetStatement:

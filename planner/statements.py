@@ -45,5 +45,14 @@ class SetStatement:
     sql: str
 
 
-Statement = (QueryStatement | ExplainStatement | DescribeStatement | CreateViewStatement
+@dataclass
+class CopyStatement:
+    """COPY (query) TO 'path' (options) / COPY table_or_view TO 'path'."""
+    ast: object          # the query whose rows are written (a table: SELECT * FROM it)
+    path: str
+    options: dict        # option name (lower case) -> value: str, int, float, bool, list, dict
+    sql: str
+
+
+Statement = (QueryStatement | CopyStatement | ExplainStatement | DescribeStatement | CreateViewStatement
              | DropViewStatement | SetStatement)

@@ -181,3 +181,24 @@ def decompress(codec: str, data, uncompressed_size: int, out: np.ndarray | None 
         raise
     except Exception as e:   # codec libraries raise assorted types on corrupt input
         raise FileFormatError(f"{codec} decompression failed: {type(e).__name__}: {e}") from None
+
+
+# ---- compression (the writer) ---------------------------------------------------
+
+WRITE_CODECS = ("UNCOMPRESSED", "SNAPPY", "GZIP", "ZSTD")
+
+
+def compress(codec: str, data, level: int | None = None) -> bytes:
+    """One page body compressed with ``codec`` (one of WRITE_CODECS);
+    ``level``: the codec's level (ZSTD, GZIP), None for its default."""
+    if codec == "UNCOMPRESSED":
+        return data if isinstance(data, bytes) else bytes(data)
+    if codec == "SNAPPY":
+        return bytes(cramjam.snappy.compress_raw(data))
+    if codec == "ZSTD":
+        import zstandard
+        return zstandard.ZstdCompressor(level=3 if level is None else level).compress(data)
+    if codec == "GZIP":
+        c = zlib.compressobj(6 if level is None else level, zlib.DEFLATED, 31)
+        return c.compress(data) + c.flush()
+    raise UnsupportedFeatureError(f"writing compression codec {codec}")
