@@ -361,16 +361,19 @@ class ProbeOperator(Operator):
                     joined = take_block(joined, mask)
             yield (p, b), joined
 
-    def process(self, block: Block) -> list[Block]:
+    def process(self, block: Block):
+        """The joined blocks of one probe block, as they are made (a
+        generator: a probe block whose rows have many partners comes out as
+        many blocks of at most ``batch`` rows, never as one list)."""
         kind = self.kind
         if kind == "mark_in":
-            return [self._mark_in(block)]
+            yield self._mark_in(block)
+            return
         t = self.table
         if kind in BUILD_MARK_KINDS:
             for (_, b), _ in self._matching_pairs(block, t, self.left_keys, False):
                 t.matched[b] = 1
-            return []
-        out: list[Block] = []
+            return
         matched = (np.zeros(block.n, np.uint8)
                    if kind in ("left", "full", "semi", "anti", "mark", "single") else None)
         counts = np.zeros(block.n, np.int64) if kind == "single" else None
@@ -388,22 +391,23 @@ class ProbeOperator(Operator):
             if kind in ("right", "full"):
                 t.matched[b] = 1
             if kind not in _EXISTS_KINDS and joined.n:
-                out.append(joined)
+                yield joined
         if kind == "semi":
             keep = matched.astype(bool)
-            return [take_block(block, keep)] if keep.any() else []
-        if kind == "anti":
+            if keep.any():
+                yield take_block(block, keep)
+        elif kind == "anti":
             keep = ~matched.astype(bool)
-            return [take_block(block, keep)] if keep.any() else []
-        if kind == "mark":
-            return [Block(block.columns + [Vector(BOOLEAN, matched.astype(np.bool_))], block.n)]
-        if kind in ("left", "full", "single"):
+            if keep.any():
+                yield take_block(block, keep)
+        elif kind == "mark":
+            yield Block(block.columns + [Vector(BOOLEAN, matched.astype(np.bool_))], block.n)
+        elif kind in ("left", "full", "single"):
             rest = ~matched.astype(bool)
             if rest.any():
                 lb = take_block(block, rest)
-                out.append(Block(lb.columns + [null_vector(ty, lb.n) for ty in self.build_types],
-                                 lb.n))
-        return out
+                yield Block(lb.columns + [null_vector(ty, lb.n) for ty in self.build_types],
+                            lb.n)
 
     def _mark_in(self, block: Block) -> Block:
         """x IN (subquery) per probe row: TRUE, FALSE or NULL."""
