@@ -12,8 +12,8 @@ from engine.api import (Connection, Cursor, InterfaceError, Result, Warning,  # 
 from engine.config import Config  # noqa: F401
 from engine.errors import (ArithmeticOverflowError, AuthenticationError,  # noqa: F401
                            BinderError, ConfigError, ExecutionError, FileFormatError,
-                           MemoryLimitError, PqdbError, PqdbIOError, SQLError,
-                           UnsupportedFeatureError)
+                           MemoryLimitError, PqdbError, PqdbIOError, QueryInterrupted,
+                           QueryTimeout, SQLError, UnsupportedFeatureError)
 
 apilevel = "2.0"
 threadsafety = 1
@@ -36,5 +36,5 @@ __all__ = [
     "IntegrityError", "InternalError", "ProgrammingError", "NotSupportedError",
     "PqdbError", "PqdbIOError", "FileFormatError", "UnsupportedFeatureError",
     "AuthenticationError", "SQLError", "BinderError", "ConfigError", "ExecutionError",
-    "MemoryLimitError", "ArithmeticOverflowError",
+    "MemoryLimitError", "ArithmeticOverflowError", "QueryInterrupted", "QueryTimeout",
 ]

@@ -11,6 +11,8 @@
       ExecutionError            a failure while running a plan
         MemoryLimitError        memory_limit exceeded
         ArithmeticOverflowError overflow where SQL makes it an error
+      QueryInterrupted          the query was stopped (Ctrl-C, interrupt())
+        QueryTimeout            query_timeout passed
 
 The root and the file classes live in scan/errors.py because scan/, the lowest
 room, raises them and may import nothing above it.
@@ -39,8 +41,20 @@ class ArithmeticOverflowError(ExecutionError):
     """Integer or decimal overflow, division by zero where SQL makes it an error."""
 
 
+class QueryInterrupted(PqdbError):
+    """The running query was stopped: Ctrl-C, Connection.interrupt(), or
+    (QueryTimeout) query_timeout.  Its workers have stopped and its memory
+    is released; the connection stays usable.  (DuckDB raises its
+    InterruptException, a DatabaseError, for the same.)"""
+
+
+class QueryTimeout(QueryInterrupted):
+    """The query ran longer than query_timeout."""
+
+
 __all__ = [
     "PqdbError", "PqdbIOError", "FileFormatError", "UnsupportedFeatureError",
     "AuthenticationError", "SQLError", "BinderError", "ConfigError",
     "ExecutionError", "MemoryLimitError", "ArithmeticOverflowError",
+    "QueryInterrupted", "QueryTimeout",
 ]

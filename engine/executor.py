@@ -3,9 +3,11 @@ morsel scheduler, return the result rows as one Block."""
 
 from __future__ import annotations
 
+import traceback
+
 from engine.block import Block, take_block
-from engine.context import ExecutionContext
-from engine.errors import UnsupportedFeatureError
+from engine.context import ExecutionContext, set_current_cancel
+from engine.errors import MemoryLimitError, QueryInterrupted, UnsupportedFeatureError
 from engine.operators.aggregate import AggregateSink
 from engine.operators.collect import CollectSink, concat_shared
 from engine.operators.filter import FilterOperator
@@ -16,7 +18,7 @@ from engine.operators.project import ProjectOperator
 from engine.operators.scan import ScanSource
 from engine.operators.sort import SortSink
 from engine.pipeline import BlockSource, Pipeline, Sink
-from engine.scheduler import run_pipeline, run_pipelines
+from engine.scheduler import release_free_memory, run_pipeline, run_pipelines
 from planner import logical as L
 from planner.binder_nested import Unnest, reject_nested_keys
 from planner.cardinality import estimate
@@ -43,13 +45,49 @@ class _DiscardSink(Sink):
 
 
 def execute(plan: L.Node, ctx: ExecutionContext) -> Block:
-    """All result rows of ``plan`` as one Block (columns in plan.schema order)."""
+    """All result rows of ``plan`` as one Block (columns in plan.schema order).
+
+    The query's CancelToken (ctx.cancel) is this thread's while it runs, and
+    every worker's (engine.scheduler).  A stop -- Ctrl-C here (the
+    KeyboardInterrupt), interrupt() from another thread, query_timeout --
+    raises QueryInterrupted / QueryTimeout once no thread works for the
+    query any more; as DuckDB's Python client does, Ctrl-C becomes the
+    query's interrupted error.  A stopped query's or a MemoryLimitError's
+    reservations are released and the frames of its traceback cleared, so
+    the memory it held goes even while the caller keeps the exception."""
+    token = ctx.cancel
+    previous = set_current_cancel(token)
     ex = _Executor(ctx)
-    ex.find_repeated_subplans(plan)
     try:
+        ex.find_repeated_subplans(plan)
         return ex.materialize(plan)
+    except KeyboardInterrupt:
+        token.cancel("interrupted")
+        failure = token.error()
+        failure.__cause__ = KeyboardInterrupt()
+    except (QueryInterrupted, MemoryLimitError) as e:
+        failure = e
     finally:
+        if token.reason is not None:
+            _wait_for_workers(token)
         ex.memory.close()
+        ex = None
+        set_current_cancel(previous)
+    if failure.__traceback__ is not None:
+        traceback.clear_frames(failure.__traceback__)
+    release_free_memory()
+    raise failure
+
+
+def _wait_for_workers(token) -> None:
+    """Block until no thread works for the stopped query (they stop within
+    a second); a Ctrl-C meanwhile does not cut the wait short."""
+    while True:
+        try:
+            token.wait_idle(30.0)
+            return
+        except KeyboardInterrupt:
+            continue
 
 
 class _Executor:

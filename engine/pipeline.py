@@ -15,7 +15,8 @@ morsel.  Interfaces:
 Blocks go through the operators depth first: each output block of an
 operator goes on to the next operator and the sink before the operator makes
 its next one, so what one morsel holds in flight is a block per operator,
-however many rows its joins emit.
+however many rows its joins emit.  Between blocks the worker checks the
+query's stop request (engine.context.CancelToken).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.block import Block, concat_blocks
+from engine.context import current_cancel
 from engine.errors import MemoryLimitError
 
 
@@ -117,7 +119,7 @@ class Pipeline:
         (``batched``: the block is a batch of stage ``stage`` already, and
         does not wait there again).  Raises _MorselDone when the sink needs
         no more of this morsel (run_morsel stops it)."""
-        state = [k]
+        state = [k, current_cancel()]
         self._through(stage, [block], sink, local, morsel_index, state, small, batched)
         return state[0]
 
@@ -128,9 +130,12 @@ class Pipeline:
         if small is not None and not batched:
             blocks = small.gather(j, blocks)
         ops = self.operators
+        token = state[1]
         if j == len(ops):
             for b in blocks:
                 if b.n:
+                    if token is not None:
+                        token.check()
                     sink.consume(local, b, (morsel_index, state[0]))
                     state[0] += 1
                     if morsel_index >= 0 and sink.enough(morsel_index):
