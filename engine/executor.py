@@ -14,6 +14,8 @@ from engine.operators.filter import FilterOperator
 from engine.operators.hashjoin import (HashBuildSink, ProbeOperator, SUPPORTED_KINDS,
                                        unmatched_build_block)
 from engine.operators.limit import LimitSink
+from engine.operators.nljoin import (NL_KINDS, NestedLoopJoin, NestedLoopTable, plan_range)
+from engine.operators.nljoin import unmatched_build_block as unmatched_nl_build_block
 from engine.operators.project import ProjectOperator
 from engine.operators.scan import ScanSource
 from engine.operators.sort import SortSink
@@ -22,7 +24,7 @@ from engine.scheduler import release_free_memory, run_pipeline, run_pipelines
 from planner import logical as L
 from planner.binder_nested import Unnest, reject_nested_keys
 from planner.cardinality import estimate
-from planner.expressions import remap_columns
+from planner.expressions import column_indexes, remap_columns
 
 
 # breakers whose result materialize computes once per query when the plan
@@ -129,9 +131,10 @@ class _Executor:
     def _types(self, node):
         return [f.type for f in node.schema]
 
-    def run(self, node: L.Node, sink: Sink):
-        """Run the pipeline ending at ``node`` into ``sink``."""
-        pipeline = self.pipeline(node)
+    def run(self, node: L.Node, sink: Sink, needed=None):
+        """Run the pipeline ending at ``node`` into ``sink`` (``needed``: the
+        columns of node's rows the sink reads; None: all)."""
+        pipeline = self.pipeline(node, needed)
         pipeline.sink = sink
         if isinstance(pipeline.source, ScanSource) and not self.ctx.config.preserve_order:
             sink.keep_order = False      # file order of a plain scan is not required
@@ -155,7 +158,8 @@ class _Executor:
     def _materialize(self, node: L.Node) -> Block:
         reject_nested_keys(node)
         if isinstance(node, L.Aggregate):
-            return self.run(node.child, AggregateSink(node, self.memory))
+            return self.run(node.child, AggregateSink(node, self.memory),
+                            _aggregate_reads(node))
         if isinstance(node, L.Sort):
             sink = SortSink(node.keys, self._types(node), None, self.memory, self.block_rows)
             return self._release_after(self.run(node.child, sink), sink)
@@ -168,6 +172,8 @@ class _Executor:
                 return block.slice(node.offset, node.offset + node.limit)
             sink = LimitSink(self._types(node), node.limit, node.offset, self.memory)
             return self._release_after(self.run(child, sink), sink)
+        if _keyless(node) and node.kind in ("right", "full"):
+            return self._nl_outer_join(node)
         if isinstance(node, L.Join) and node.kind in ("right", "full"):
             return self._outer_join(node)
         if isinstance(node, L.Union):
@@ -192,6 +198,25 @@ class _Executor:
         sink = CollectSink(self._types(node), self.memory)
         probed = run_pipeline(Pipeline(source, ops, sink), self.threads)
         tail = unmatched_build_block(table, self._types(node.left))
+        table.release()
+        sink.release()
+        return concat_shared([probed, tail], self._types(node))
+
+    def _nl_table(self, node: L.Join, outer: bool = False) -> NestedLoopTable:
+        """The build side of a join without equality keys, materialized (it
+        must fit memory_limit) and indexed on its inequality, if any."""
+        plan = plan_range(node.residual, len(node.left.schema), len(node.right.schema))
+        sink = CollectSink(self._types(node.right), self.memory, "nested loop join build side")
+        block = self.run(node.right, sink)
+        return NestedLoopTable(block, plan, self.memory, sink.reserved, outer)
+
+    def _nl_outer_join(self, node: L.Join) -> Block:
+        table = self._nl_table(node, outer=True)
+        source, ops = self._streaming(node.left)
+        ops.append(NestedLoopJoin(node.kind, table, self._types(node.left), self.block_rows))
+        sink = CollectSink(self._types(node), self.memory)
+        probed = run_pipeline(Pipeline(source, ops, sink), self.threads)
+        tail = unmatched_nl_build_block(table, self._types(node.left))
         table.release()
         sink.release()
         return concat_shared([probed, tail], self._types(node))
@@ -261,7 +286,7 @@ class _Executor:
     def _probes(node: L.Join) -> bool:
         """The join streams its left input through a probe of a table built
         on its right input (_streaming's inner/left/semi/anti/mark path)."""
-        if node.kind in ("right", "full") or node.kind not in SUPPORTED_KINDS:
+        if node.kind in ("right", "full") or node.kind not in SUPPORTED_KINDS or _keyless(node):
             return False
         return not _Executor._builds_on_left(node)
 
@@ -269,14 +294,17 @@ class _Executor:
     def _builds_on_left(node: L.Join) -> bool:
         """A semi/anti join whose subquery side is estimated bigger: its
         table is built on the outer rows (_semi_on_left)."""
-        return node.kind in ("semi", "anti") and estimate(node.right) > estimate(node.left)
+        return node.kind in ("semi", "anti") and bool(node.left_keys) and \
+            estimate(node.right) > estimate(node.left)
 
-    def pipeline(self, node: L.Node) -> Pipeline:
-        source, ops = self._streaming(node)
+    def pipeline(self, node: L.Node, needed=None) -> Pipeline:
+        source, ops = self._streaming(node, needed)
         return Pipeline(source, ops)
 
-    def _streaming(self, node: L.Node):
-        """(source, operators) producing node's rows as a stream."""
+    def _streaming(self, node: L.Node, needed=None):
+        """(source, operators) producing node's rows as a stream.  ``needed``:
+        the columns of node's rows read above (None: all); a join without
+        keys leaves the others as placeholders."""
         reject_nested_keys(node)
         if isinstance(node, L.Scan):
             return ScanSource(node, self.ctx), []
@@ -288,15 +316,26 @@ class _Executor:
             sink = AggregateSink(node.child, self.memory, having=node.predicate)
             return BlockSource(self.run(node.child.child, sink), self.block_rows), []
         if isinstance(node, L.Filter):
-            source, ops = self._streaming(node.child)
+            below = None if needed is None else set(needed) | column_indexes(node.predicate)
+            source, ops = self._streaming(node.child, below)
             return source, ops + [FilterOperator(node.predicate)]
         if isinstance(node, L.Project):
-            source, ops = self._streaming(node.child)
+            below = None
+            if needed is not None:
+                below = set()
+                for i in needed:
+                    below |= column_indexes(node.exprs[i])
+            source, ops = self._streaming(node.child, below)
             return source, ops + [ProjectOperator(node.exprs)]
         if isinstance(node, Unnest):
             from engine.operators.unnest import UnnestOperator
             source, ops = self._streaming(node.child)
             return source, ops + [UnnestOperator(node)]
+        if _keyless(node) and node.kind not in ("right", "full"):
+            table = self._nl_table(node)
+            source, ops = self._streaming(node.left)
+            return source, ops + [NestedLoopJoin(node.kind, table, self._types(node.left),
+                                                 self.block_rows, needed)]
         if isinstance(node, L.Join) and self._builds_on_left(node):
             return BlockSource(self._semi_on_left(node), self.block_rows), []
         if isinstance(node, L.Join) and node.kind not in ("right", "full"):
@@ -310,3 +349,19 @@ class _Executor:
             return BlockSource(self.materialize(node), self.block_rows), []
         raise UnsupportedFeatureError(f"plan node {type(node).__name__} is not supported "
                                       "by the executor")
+
+
+def _keyless(node) -> bool:
+    """A join without equality keys: engine/operators/nljoin.py runs it."""
+    return isinstance(node, L.Join) and not node.left_keys and node.kind in NL_KINDS
+
+
+def _aggregate_reads(node: L.Aggregate) -> set:
+    """The input columns an aggregation reads (its groups and arguments)."""
+    cols: set = set()
+    for g in node.groups:
+        cols |= column_indexes(g)
+    for a in node.aggregates:
+        if a.arg is not None:
+            cols |= column_indexes(a.arg)
+    return cols

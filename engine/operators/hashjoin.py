@@ -1,9 +1,11 @@
 """Hash join: a build sink over Join.right and a probe operator over Join.left.
 
-Kinds: inner, left, semi, anti and cross stream through the probe; right and
-full also emit the build rows no probe row matched (engine.executor appends
-them after the probe pipeline via ``unmatched_build_block``).  Joins without
-equality keys compare every pair (nested loop), batched.
+Kinds: inner, left, semi and anti stream through the probe; right and full
+also emit the build rows no probe row matched (engine.executor appends them
+after the probe pipeline via ``unmatched_build_block``).  Joins without
+equality keys (cross, inequality and other conditions) run in
+engine/operators/nljoin.py; a table without keys here only serves
+mark_in's candidate search of an uncorrelated-but-for-the-residual IN.
 
 Subquery kinds (planner.logical.Join documents them): ``mark`` appends a
 BOOLEAN column "some partner exists"; ``mark_in`` is the three-valued IN
@@ -34,6 +36,7 @@ from engine.kernels.join_partition import (FINE_BITS, MAX_ROWS, build_partitions
                                            partition_bits, partition_histogram, partition_shift,
                                            scatter_part)
 from engine.operators.collect import CollectSink, block_nbytes, concat_shared
+from engine.operators.nljoin import every_pair
 from engine.pipeline import Operator
 from engine.scheduler import parallel_map
 from planner.types import BOOLEAN
@@ -314,12 +317,8 @@ class ProbeOperator(Operator):
         m = t.block.n
         if m == 0:
             return
-        if not t.keyed:
-            per = max(1, self.batch // m)
-            for i0 in range(0, block.n, per):
-                i1 = min(i0 + per, block.n)
-                yield (np.repeat(np.arange(i0, i1, dtype=np.int64), m),
-                       np.tile(np.arange(m, dtype=np.int64), i1 - i0))
+        if not t.keyed:               # mark_in's candidates when key 0 is the only key
+            yield from every_pair(block.n, m, self.batch)
             return
         keys = normalize_keys(_evaluate_all(left_keys, block), block.n, null_word=False)
         hashes = hash_keys(keys)
