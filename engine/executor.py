@@ -9,7 +9,7 @@ from engine.block import Block, take_block
 from engine.context import ExecutionContext, set_current_cancel
 from engine.errors import MemoryLimitError, QueryInterrupted, UnsupportedFeatureError
 from engine.operators.aggregate import AggregateSink
-from engine.operators.collect import CollectSink, concat_shared
+from engine.operators.collect import CollectSink, concat_shared, held_nbytes
 from engine.operators.filter import FilterOperator
 from engine.operators.hashjoin import (HashBuildSink, ProbeOperator, SUPPORTED_KINDS,
                                        unmatched_build_block)
@@ -138,7 +138,9 @@ class _Executor:
         pipeline.sink = sink
         if isinstance(pipeline.source, ScanSource) and not self.ctx.config.preserve_order:
             sink.keep_order = False      # file order of a plain scan is not required
-        return run_pipeline(pipeline, self.threads)
+        result = run_pipeline(pipeline, self.threads)
+        pipeline.release()
+        return result
 
     def materialize(self, node: L.Node) -> Block:
         if self._repeats and isinstance(node, _SHAREABLE):
@@ -178,10 +180,14 @@ class _Executor:
             return self._outer_join(node)
         if isinstance(node, L.Union):
             from engine.operators.setops import union_all
-            return union_all([self.materialize(c) for c in node.inputs], self._types(node))
+            blocks, held = self._union_inputs(node)
+            block, reserved = union_all(blocks, self._types(node), self.memory, held)
+            self.memory.release(reserved)       # held by whoever reads it from here
+            return block
         if isinstance(node, L.Window):
             from engine.operators.window import compute_windows
-            return compute_windows(node, self.materialize(node.child))
+            return compute_windows(node, self.materialize(node.child), self.memory,
+                                   self.threads)
         sink = CollectSink(self._types(node), self.memory)
         return self._release_after(self.run(node, sink), sink)
 
@@ -196,7 +202,9 @@ class _Executor:
         ops.append(ProbeOperator(node.kind, table, node.left_keys, node.residual,
                                  self.block_rows))
         sink = CollectSink(self._types(node), self.memory)
-        probed = run_pipeline(Pipeline(source, ops, sink), self.threads)
+        pipeline = Pipeline(source, ops, sink)
+        probed = run_pipeline(pipeline, self.threads)
+        pipeline.release()
         tail = unmatched_build_block(table, self._types(node.left))
         table.release()
         sink.release()
@@ -213,9 +221,12 @@ class _Executor:
     def _nl_outer_join(self, node: L.Join) -> Block:
         table = self._nl_table(node, outer=True)
         source, ops = self._streaming(node.left)
-        ops.append(NestedLoopJoin(node.kind, table, self._types(node.left), self.block_rows))
+        ops.append(NestedLoopJoin(node.kind, table, self._types(node.left), self.block_rows,
+                                  None, self.memory))
         sink = CollectSink(self._types(node), self.memory)
-        probed = run_pipeline(Pipeline(source, ops, sink), self.threads)
+        pipeline = Pipeline(source, ops, sink)
+        probed = run_pipeline(pipeline, self.threads)
+        pipeline.release()
         tail = unmatched_nl_build_block(table, self._types(node.left))
         table.release()
         sink.release()
@@ -238,7 +249,9 @@ class _Executor:
         source, ops = self._streaming(node.right)
         ops.append(ProbeOperator("right_" + node.kind, table, node.right_keys, residual,
                                  self.block_rows))
-        run_pipeline(Pipeline(source, ops, _DiscardSink()), self.threads)
+        pipeline = Pipeline(source, ops, _DiscardSink())
+        run_pipeline(pipeline, self.threads)
+        pipeline.release()
         keep = table.matched.astype(bool)
         out = take_block(table.block, keep if node.kind == "semi" else ~keep)
         table.release()
@@ -278,6 +291,8 @@ class _Executor:
                 pipeline.sink.keep_order = False
             pipelines.append(pipeline)
         tables = run_pipelines(pipelines, self.threads)
+        for pipeline in pipelines:
+            pipeline.release()
         for join, table in zip(chain[1:], tables[1:]):
             self._prebuilt[id(join)] = table
         return tables[0]
@@ -297,6 +312,28 @@ class _Executor:
         return node.kind in ("semi", "anti") and bool(node.left_keys) and \
             estimate(node.right) > estimate(node.left)
 
+    def _source(self, block: Block) -> BlockSource:
+        """A BlockSource over a breaker's block, holding its bytes until the
+        pipeline reading it ends (its collector let them go)."""
+        return BlockSource(block, self.block_rows).hold(self.memory, held_nbytes(block))
+
+    def _union_inputs(self, node: L.Union):
+        """(each input's block, the bytes reserved for them).  The blocks
+        are new Block objects over the inputs' columns: concatenating them
+        empties those, never a block a repeated subplan keeps."""
+        blocks, held = [], 0
+        for child in node.inputs:
+            block = self.materialize(child)
+            nb = held_nbytes(block)
+            self.memory.reserve(nb, "union input")
+            held += nb
+            blocks.append(Block(list(block.columns), block.n))
+        return blocks, held
+
+    def _shared(self, node) -> bool:
+        from planner.fingerprint import fingerprint
+        return fingerprint(node, self._fingerprints) in self._repeats
+
     def pipeline(self, node: L.Node, needed=None) -> Pipeline:
         source, ops = self._streaming(node, needed)
         return Pipeline(source, ops)
@@ -314,7 +351,7 @@ class _Executor:
             # HAVING: applied to each merged partition of the aggregation
             reject_nested_keys(node.child)
             sink = AggregateSink(node.child, self.memory, having=node.predicate)
-            return BlockSource(self.run(node.child.child, sink), self.block_rows), []
+            return self._source(self.run(node.child.child, sink)), []
         if isinstance(node, L.Filter):
             below = None if needed is None else set(needed) | column_indexes(node.predicate)
             source, ops = self._streaming(node.child, below)
@@ -335,9 +372,9 @@ class _Executor:
             table = self._nl_table(node)
             source, ops = self._streaming(node.left)
             return source, ops + [NestedLoopJoin(node.kind, table, self._types(node.left),
-                                                 self.block_rows, needed)]
+                                                 self.block_rows, needed, self.memory)]
         if isinstance(node, L.Join) and self._builds_on_left(node):
-            return BlockSource(self._semi_on_left(node), self.block_rows), []
+            return self._source(self._semi_on_left(node)), []
         if isinstance(node, L.Join) and node.kind not in ("right", "full"):
             if node.kind not in SUPPORTED_KINDS:
                 raise UnsupportedFeatureError(f"join kind {node.kind!r} is not supported")
@@ -345,8 +382,13 @@ class _Executor:
             source, ops = self._streaming(node.left)
             return source, ops + [ProbeOperator(node.kind, table, node.left_keys,
                                                 node.residual, self.block_rows)]
+        if isinstance(node, L.Union) and not (self._repeats and self._shared(node)):
+            blocks, held = self._union_inputs(node)     # read one after another, not concatenated
+            source = BlockSource(blocks, self.block_rows)
+            source.memory, source.reserved = self.memory, held
+            return source, []
         if isinstance(node, (L.Aggregate, L.Sort, L.Limit, L.Join, L.Union, L.Window)):
-            return BlockSource(self.materialize(node), self.block_rows), []
+            return self._source(self.materialize(node)), []
         raise UnsupportedFeatureError(f"plan node {type(node).__name__} is not supported "
                                       "by the executor")
 

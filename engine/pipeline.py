@@ -77,19 +77,37 @@ class _MorselDone(Exception):
 
 
 class BlockSource(Source):
-    """A materialized block cut into morsels of ``rows`` rows."""
+    """A materialized block -- or a list of them, read one after another (a
+    UNION ALL's inputs, never concatenated) -- cut into morsels of ``rows``
+    rows.  ``hold`` reserves the blocks' bytes against the query's memory
+    until ``release``: the block of a breaker is held while the pipeline
+    that reads it runs (engine.executor releases it after)."""
 
-    def __init__(self, block: Block, rows: int):
-        self.block = block
+    def __init__(self, block, rows: int):
+        self.parts = [b for b in block if b.n] if isinstance(block, list) else [block]
+        self.block = self.parts[0] if self.parts else Block([], 0)
         self.rows = max(int(rows), 1)
+        self.memory = None
+        self.reserved = 0
+
+    def hold(self, memory, nbytes: int) -> "BlockSource":
+        if memory is not None and nbytes:
+            memory.reserve(nbytes, "materialized intermediate")
+            self.memory, self.reserved = memory, self.reserved + nbytes
+        return self
+
+    def release(self) -> None:
+        if self.memory is not None:
+            self.memory.release(self.reserved)
+        self.reserved = 0
 
     def morsels(self) -> list:
-        if self.block.n == 0:
-            return []
-        return list(range(0, self.block.n, self.rows))
+        return [(k, start) for k, b in enumerate(self.parts)
+                for start in range(0, b.n, self.rows)]
 
     def blocks(self, morsel):
-        yield self.block.slice(morsel, morsel + self.rows)
+        k, start = morsel
+        yield self.parts[k].slice(start, start + self.rows)
 
 
 @dataclass
@@ -97,6 +115,12 @@ class Pipeline:
     source: Source
     operators: list[Operator] = field(default_factory=list)
     sink: Sink | None = None
+
+    def release(self) -> None:
+        """Let go of what the source holds (a BlockSource's reservation)."""
+        release = getattr(self.source, "release", None)
+        if release is not None:
+            release()
 
     def run_morsel(self, morsel, morsel_index: int, sink: Sink, local,
                    small: "StageBatches | None" = None) -> None:

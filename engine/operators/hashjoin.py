@@ -28,14 +28,14 @@ from functools import partial
 
 import numpy as np
 
-from engine.block import Block, Vector, null_vector, take_block
+from engine.block import Block, Vector, empty_vector, null_vector, take_block
 from engine.errors import ExecutionError, UnsupportedFeatureError
 from engine.kernels.hashing import hash_keys, normalize_keys
 from engine.kernels.hashtable import join_probe, join_probe_exists, table_size
 from engine.kernels.join_partition import (FINE_BITS, MAX_ROWS, build_partitions,
                                            partition_bits, partition_histogram, partition_shift,
                                            scatter_part)
-from engine.operators.collect import CollectSink, block_nbytes, concat_shared
+from engine.operators.collect import CollectSink, Holding, concat_column_counted, held_nbytes
 from engine.operators.nljoin import every_pair
 from engine.pipeline import Operator
 from engine.scheduler import parallel_map
@@ -253,7 +253,7 @@ class HashBuildSink(CollectSink):
         keys = BuildKeys(block, self.key_exprs) if self.key_exprs else None
         nb = 0
         if self.memory is not None:
-            nb = block_nbytes(block)
+            nb = self.held.block(block)
             self.memory.reserve(nb + (keys.nbytes if keys is not None else 0), self.what)
         local.append((seq, block, nb, keys))
 
@@ -261,27 +261,36 @@ class HashBuildSink(CollectSink):
         parts = [p for loc in locals_ for p in loc]
         if self.keep_order:
             parts.sort(key=lambda p: p[0])
-        self.reserved = sum(p[2] for p in parts)
+        for loc in locals_:            # the parts go as their columns are concatenated
+            loc.clear()
+        held = sum(p[2] for p in parts)
         key_bytes = (sum(p[3].nbytes for p in parts)
                      if self.memory is not None and self.key_exprs else 0)
-        blocks = [p[1] for p in parts]
+        blocks = [p[1] for p in parts if p[1].n]
+        keys = [p[3] for p in parts] if self.key_exprs else None
+        del parts
+        self.held.clear()
+        holding = Holding(self.memory, held, self.what) if self.memory is not None else None
         # the block's columns are concatenated on the workers, beside the build
         block = Block([None] * len(self.types), sum(b.n for b in blocks))
-        concat = [partial(_concat_column, block, blocks, self.types, i)
+        concat = [partial(_concat_column, block, blocks, self.types, i, holding)
                   for i in range(len(self.types))]
         try:
-            keys = [p[3] for p in parts] if self.key_exprs else None
-            return JoinTable(block, self.key_exprs, self.memory, self.reserved, self.threads,
-                             keys, concat)
+            table = JoinTable(block, self.key_exprs, self.memory, 0, self.threads, keys, concat)
         finally:
             if self.memory is not None:
                 self.memory.release(key_bytes)
+        if holding is not None:           # the table holds the payload's reservation
+            table.reserved += holding.settle(held_nbytes(table.block))
+        self.reserved = 0
+        return table
 
 
-def _concat_column(block: Block, blocks: list[Block], types, i: int) -> None:
-    """block.columns[i] = column i of ``blocks`` concatenated (concat_shared)."""
-    one = concat_shared([Block([b.columns[i]], b.n) for b in blocks], [types[i]])
-    block.columns[i] = one.columns[0]
+def _concat_column(block: Block, blocks: list[Block], types, i: int, holding) -> None:
+    """block.columns[i] = column i of ``blocks`` concatenated, counted, the
+    parts' columns dropped (concat_column_counted)."""
+    block.columns[i] = (concat_column_counted(blocks, i, types[i], holding) if blocks
+                        else empty_vector(types[i]))
 
 
 class ProbeOperator(Operator):

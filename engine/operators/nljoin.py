@@ -41,6 +41,7 @@ from engine.context import current_cancel
 from engine.errors import ExecutionError
 from engine.kernels.range_join import (GE, GT, LE, LT, NONE, probe_ranges, range_exists,
                                        range_pairs, widths)
+from engine.operators.collect import held_nbytes
 from engine.pipeline import Operator
 from planner.expressions import Call, column_indexes, conjunction, remap_columns, split_conjuncts
 from planner.types import BOOLEAN
@@ -235,36 +236,71 @@ class NestedLoopTable:
             self.memory.reserve(nbytes, what)
         self.reserved += nbytes
 
+    def _unhold(self, nbytes: int):
+        if self.memory is not None:
+            self.memory.release(nbytes)
+        self.reserved -= nbytes
+
     def _index(self):
         plan, block = self.plan, self.block
         m = block.n
-        first = order_keys(_evaluate(plan.first.build, block))
-        second = None
-        if plan.second is not None and not plan.same_key:
-            second = order_keys(_evaluate(plan.second.build, block))
-            if second is None:
+        second = plan.second is not None and not plan.same_key
+        # the key arrays, the sort order, and the sorted keys while they are made
+        transient = 8 * m * (3 + 2 * second)
+        self._hold(transient, "range join index")
+        try:
+            k1, valid = self._keys(plan.first.build)
+            if k1 is None:
                 return
-        if first is None:
-            return
-        self._hold(8 * m * (3 if second is not None else 2), "range join index")
-        k1, nulls = first
-        valid = None if nulls is None else nulls == 0
-        if second is not None and second[1] is not None:
-            ok2 = second[1] == 0
-            valid = ok2 if valid is None else valid & ok2
-        rows = np.arange(m, dtype=np.int64) if valid is None else np.flatnonzero(valid)
-        keys = k1[rows]
-        order = np.argsort(keys, kind="stable")
-        self.order = rows[order]
-        self.sorted1 = keys[order]
-        self.k2 = _EMPTY
-        self.up = self.down = 0
-        self.narrow = False
-        if second is not None:
-            self.k2 = np.ascontiguousarray(second[0][self.order])
-            up, down, ok = widths(self.sorted1, self.k2)
-            self.up, self.down, self.narrow = int(up), int(down), bool(ok)
-        self.indexed = True
+            k2 = None
+            if second:
+                k2, valid2 = self._keys(plan.second.build)
+                if k2 is None:
+                    return
+                if valid2 is not None:
+                    valid = valid2 if valid is None else valid & valid2
+            if valid is None:
+                order = np.argsort(k1, kind="stable")
+            else:
+                rows = np.flatnonzero(valid)
+                order = rows[np.argsort(k1[rows], kind="stable")]
+                del rows
+            self.order = order
+            self.sorted1 = k1[order]
+            del k1
+            self.k2 = _EMPTY
+            self.up = self.down = 0
+            self.narrow = False
+            if second:
+                self.k2 = k2[order]
+                del k2
+                up, down, ok = widths(self.sorted1, self.k2)
+                self.up, self.down, self.narrow = int(up), int(down), bool(ok)
+            self.indexed = True
+        finally:
+            kept = (self.order.nbytes + self.sorted1.nbytes + self.k2.nbytes) if self.indexed else 0
+            self._unhold(transient - kept)
+
+    def _keys(self, expr):
+        """(int64 order keys of expr over the build rows, non-NULL mask or
+        None), evaluated a block at a time (an expression's temporaries stay
+        block-sized); (None, None) when the values have no order keys."""
+        block = self.block
+        m = block.n
+        keys = np.empty(m, np.int64)
+        valid = None
+        step = 1 << 17
+        for start in range(0, m, step):
+            part = block.slice(start, start + step)
+            got = order_keys(_evaluate(expr, part))
+            if got is None:
+                return None, None
+            keys[start:start + part.n] = got[0]
+            if got[1] is not None:
+                if valid is None:
+                    valid = np.ones(m, np.bool_)
+                valid[start:start + part.n] = got[1] == 0
+        return keys, valid
 
     def release(self):
         if self.memory is not None:
@@ -284,8 +320,9 @@ class NestedLoopJoin(Operator):
     placeholders, so a count(*) over a cross join copies no column."""
 
     def __init__(self, kind: str, table: NestedLoopTable, left_types, batch_rows: int,
-                 needed=None):
+                 needed=None, memory=None):
         self.kind = kind
+        self.memory = memory
         self.table = table
         self.plan = table.plan
         self.left_types = list(left_types)
@@ -391,12 +428,26 @@ class NestedLoopJoin(Operator):
                     raise ExecutionError(SCALAR_SUBQUERY_ERROR)
             if t.matched is not None:
                 t.matched[b] = 1
-            yield joined
+            yield from self._emit(joined)
         if matched is not None:
             rest = matched == 0
             if rest.any():
                 lb = _take_rows(block, rest)
-                yield Block(lb.columns + [null_vector(ty, lb.n) for ty in self.build_types], lb.n)
+                yield from self._emit(Block(lb.columns + [null_vector(ty, lb.n)
+                                                          for ty in self.build_types], lb.n))
+
+    def _emit(self, block: Block):
+        """Yield an output block, its bytes reserved until the operators
+        above and the sink are done with it (the generator resumes)."""
+        if self.memory is None:
+            yield block
+            return
+        nbytes = held_nbytes(block)
+        self.memory.reserve(nbytes, "join output block")
+        try:
+            yield block
+        finally:
+            self.memory.release(nbytes)
 
     def _no_partners(self, block: Block):
         """An empty build side: nothing joins."""

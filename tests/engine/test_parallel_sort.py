@@ -202,8 +202,9 @@ def test_sort_sink_memory_is_released_and_limited():
     sink.release()
     assert tracker.used == 0 and tracker.peak > 16 * n
     assert out.columns[0].data.tolist() == sorted(block.columns[0].data.tolist(), reverse=True)
-    # input fits, the sort's key rows do not: a clear error, nothing left held
-    tracker = MemoryTracker(16 * n + 1000)
+    # input fits, and its concatenation (one column at a time over the
+    # parts), the sort's key rows do not: a clear error, nothing left held
+    tracker = MemoryTracker(16 * n + 8 * n + 1000)
     sink = sort_module.SortSink(keys, [T.BIGINT, T.DOUBLE], None, tracker, 1000)
     local = sink.make_local()
     for m in range(0, n, 1000):
