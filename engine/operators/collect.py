@@ -14,6 +14,7 @@ import threading
 import numpy as np
 
 from engine.block import Block, Int64WideVector, Vector, concat_vectors, empty_vector
+from engine.context import check_cancel
 from engine.kernels.strings import concat_rebased
 from engine.pipeline import Sink
 
@@ -154,6 +155,7 @@ def concat_column_counted(blocks: list[Block], i: int, t, holding: Holding | Non
     parts = [b.columns[i] for b in blocks]
     if len(parts) == 1:
         return parts[0]
+    check_cancel()
     seen: set = set()
     before = sum(vector_nbytes(p, seen) for p in parts)     # each heap once
     shared = 0

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.block import Block, Int64WideVector, Vector, empty_vector, null_vector, take_vector
-from engine.context import current_cancel
+from engine.context import check_cancel, current_cancel
 from engine.errors import ExecutionError
 from engine.kernels.range_join import (GE, GT, LE, LT, NONE, probe_ranges, range_exists,
                                        range_pairs, widths)
@@ -291,6 +291,7 @@ class NestedLoopTable:
         valid = None
         step = 1 << 17
         for start in range(0, m, step):
+            check_cancel()
             part = block.slice(start, start + step)
             got = order_keys(_evaluate(expr, part))
             if got is None:

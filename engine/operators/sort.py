@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.block import Block, Int64WideVector, Vector, take_block, take_vector
+from engine.context import check_cancel
 from engine.kernels.merge import cut_runs, merge_runs, pack_rows, sort_run, word_ranges
 from engine.kernels.sort import float_sort_keys, string_ranks
 from engine.kernels.strings import as_heap, compare_views_const
@@ -37,6 +38,15 @@ from planner.expressions import ColumnRef
 _SIGN = np.uint64(1 << 63)
 _LOW32 = np.uint64(0xFFFFFFFF)
 MIN_RUN_ROWS = 32768          # fewer rows per thread: one run, no merge
+# Most rows one kernel call sorts or merges: a worker sees the query's stop
+# request between calls (engine.context.CancelToken), so a call must end
+# within a fraction of a second.  Sorting a run of strings ranks them by
+# comparison: 3M l_comment rows took ~8 s in one call, 128k take ~0.2 s;
+# integer words are radix-sorted (3M rows ~0.1 s).
+MAX_RUN_ROWS = 1 << 21
+MAX_STRING_RUN_ROWS = 1 << 17
+MAX_MERGE_ROWS = 1 << 21
+MAX_STRING_MERGE_ROWS = 1 << 18
 _SAMPLES_PER_PART = 32        # splitter oversampling per key range and run
 _GATHER_ROWS = 65536          # rows per parallel gather piece
 
@@ -231,8 +241,10 @@ def sorted_rows(block: Block, keys, tiebreak=None, threads: int = 1,
     (most significant first), then row index; only the first ``limit`` rows
     when given.  With threads > 1 runs are sorted and merged on the pool."""
     n = block.n
-    nruns = max(1, min(int(threads), n // MIN_RUN_ROWS))
     words = SortWords(key_vectors(block, keys), keys, tiebreak, n)
+    strings = any(spec[0] == "string" for spec in words.specs)
+    nruns = max(1, min(int(threads), n // MIN_RUN_ROWS),
+                -(-n // (MAX_STRING_RUN_ROWS if strings else MAX_RUN_ROWS)))
     held = 0
 
     def hold(nbytes):
@@ -253,23 +265,25 @@ def sorted_rows(block: Block, keys, tiebreak=None, threads: int = 1,
             sort_run(*words.kernel_args(), *span)
 
         parallel_map(sorted_run, spans, threads)
+        check_cancel()
         words.words = None
         if nruns == 1:
             order = words.rows[:, -1].view(np.int64)
             return order.copy() if limit is None else order[:limit].copy()
-        return _merge(words.kernel_args(), np.array(bounds, np.int64), threads, limit)
+        return _merge(words.kernel_args(), np.array(bounds, np.int64), threads, limit,
+                      MAX_STRING_MERGE_ROWS if strings else MAX_MERGE_ROWS)
     finally:
         if memory is not None:
             memory.release(held)
 
 
-def _merge(args, bounds, threads, limit):
+def _merge(args, bounds, threads, limit, max_part_rows=MAX_MERGE_ROWS):
     """Parallel k-way merge: sampled splitter rows cut every run into key
     ranges (binary search); each range is merged on its own."""
     rows = args[0]
     n = len(rows)
     total = n if limit is None else min(limit, n)
-    nparts = 4 * threads
+    nparts = max(4 * threads, -(-total // max_part_rows))
     positions, sample_bounds = [], [0]
     for r in range(len(bounds) - 1):
         lo, hi = bounds[r], bounds[r + 1]
@@ -312,6 +326,7 @@ def take_rows(block: Block, order: np.ndarray, threads: int, holding=None) -> Bl
     n = len(order)
     cols = []
     for i, c in enumerate(block.columns):
+        check_cancel()
         nb = 0
         if holding is not None:
             nb = vector_nbytes(c, None)            # data and NULLs; the heap is kept

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.block import Block, Vector, empty_vector, take_vector
+from engine.context import check_cancel
 from engine.errors import UnsupportedFeatureError
 from engine.operators.sort import sorted_rows, value_sort_key
 from planner.logical import SortKey, Window, WindowFunction
@@ -60,8 +61,10 @@ def compute_windows(node: Window, block: Block, memory=None, threads: int = 1) -
         results: list[Vector | None] = [None] * len(node.functions)
         for idxs in specs.values():
             first = node.functions[idxs[0]]
+            check_cancel()
             layout = _Layout(block, first.partition, first.order, memory, threads)
             for i in idxs:
+                check_cancel()
                 results[i] = take_vector(_compute(node.functions[i], layout, block),
                                          layout.inverse)
             del layout
