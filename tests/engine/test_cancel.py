@@ -89,8 +89,8 @@ def _stopped(con, contexts, stop, expect=QueryInterrupted, delay=0.5):
     assert ctx.cancel.active == 0                  # no thread works for it
     assert ctx.memory.used == 0                    # every reservation released
     cpu = time.process_time()
-    time.sleep(0.3)
-    assert time.process_time() - cpu < 0.1, "a thread kept running after the stop"
+    time.sleep(0.5)                                # a worker left running would burn ~0.5 s
+    assert time.process_time() - cpu < 0.2, "a thread kept running after the stop"
     assert current_rss() - before < RSS_SLACK
     assert con.sql("SELECT count(*), max(x) FROM t").fetchall() == [(200_000, 999)]
     return err.value, ended - asked
