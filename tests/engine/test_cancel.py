@@ -12,6 +12,7 @@ from __future__ import annotations
 import _thread
 import os
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -105,8 +106,19 @@ def test_interrupt_from_another_thread(table, contexts, threads):
     assert con.sql("SELECT 1").fetchall() == [(1,)]
 
 
+@pytest.fixture
+def sigint_raises():
+    """Python's own SIGINT handler, as in an interactive process (a test
+    run started in the background has SIGINT ignored, and interrupt_main
+    then does nothing)."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
-def test_keyboard_interrupt_becomes_the_interrupted_error(table, contexts, threads):
+def test_keyboard_interrupt_becomes_the_interrupted_error(table, contexts, threads,
+                                                          sigint_raises):
     """Ctrl-C while the API runs a query in the main thread: the workers
     stop and the query raises QueryInterrupted (DuckDB's client raises its
     'Query interrupted' error likewise), caused by the KeyboardInterrupt."""
@@ -151,6 +163,7 @@ def test_ctrl_c_at_the_cli_prompt(table):
     import pty
     pid, fd = pty.fork()
     if pid == 0:                                   # the child: the CLI on a terminal
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.chdir(REPO)
         os.execv(sys.executable, [sys.executable, "-m", "engine.cli", "--set", "threads=2"])
     out = b""
@@ -199,10 +212,10 @@ def test_ctrl_c_of_a_command_exits_130(table):
         [sys.executable, "-m", "engine.cli", "--set", "threads=2", "-c",
          f"CREATE VIEW t AS SELECT * FROM read_parquet('{table}'); {LONG_QUERY};"],
         cwd=REPO, stderr=subprocess.PIPE, stdout=subprocess.PIPE,
-        preexec_fn=lambda: __import__("signal").signal(2, __import__("signal").SIG_DFL))
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(3)
     sent = time.monotonic()
-    proc.send_signal(2)
+    proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     assert time.monotonic() - sent < STOP_WITHIN + 0.5
