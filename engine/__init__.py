@@ -14,7 +14,7 @@ from engine.errors import (ArithmeticOverflowError, AuthenticationError,  # noqa
                            ExecutionError, FileFormatError, IntegrityError, InterfaceError,
                            InternalError, MemoryLimitError, NotSupportedError,
                            OperationalError, PqdbError, PqdbIOError, ProgrammingError,
-                           SQLError, UnsupportedFeatureError, Warning)
+                           QueryInterrupted, QueryTimeout, SQLError, UnsupportedFeatureError, Warning)
 
 apilevel = "2.0"
 threadsafety = 1
@@ -27,5 +27,5 @@ __all__ = [
     "IntegrityError", "InternalError", "ProgrammingError", "NotSupportedError",
     "PqdbError", "PqdbIOError", "FileFormatError", "UnsupportedFeatureError",
     "AuthenticationError", "SQLError", "BinderError", "ConfigError", "ExecutionError",
-    "MemoryLimitError", "ArithmeticOverflowError",
+    "MemoryLimitError", "ArithmeticOverflowError", "QueryInterrupted", "QueryTimeout",
 ]

@@ -275,6 +275,7 @@ class Connection:
         self._config = config or Config()
         self._catalog = Catalog(self._config)
         self._closed = False
+        self._running = None          # the CancelToken of the query running now
 
     @property
     def config(self) -> Config:
@@ -369,7 +370,11 @@ class Connection:
         from engine.executor import execute
         ctx = ExecutionContext(self._config, self._catalog.open_file,
                                caches=self._catalog.memory_caches())
-        out = execute(plan, ctx)
+        self._running = ctx.cancel
+        try:
+            out = execute(plan, ctx)
+        finally:
+            self._running = None
         types = [f.type for f in plan.schema]
         if isinstance(out, list):
             out = concat_blocks(out, types)
@@ -378,6 +383,15 @@ class Connection:
         result = Result([f.name for f in plan.schema], types, out)
         result.pruning = ctx.pruning      # what the scans skipped (PruningCounters)
         return result
+
+    def interrupt(self) -> None:
+        """Stop the query running on this connection (callable from any
+        thread, as DuckDB's): it raises QueryInterrupted in the thread that
+        runs it once its workers have stopped, and the connection stays
+        usable.  Nothing happens when no query runs."""
+        token = self._running
+        if token is not None:
+            token.cancel("interrupted")
 
     # ---------------------------------------------------------------- PEP 249
     def cursor(self) -> "Cursor":

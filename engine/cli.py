@@ -145,7 +145,9 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         return 0
     except Exception as exc:            # noqa: BLE001 - the CLI never shows tracebacks
-        return print_error(exc)
+        code = print_error(exc)
+        # a query stopped by Ctrl-C (QueryInterrupted caused by it) exits as Ctrl-C does
+        return 130 if isinstance(exc.__cause__, KeyboardInterrupt) else code
 
 
 def _read_script(path: str | None) -> str:

@@ -45,6 +45,42 @@ def _parse_gap(value) -> int:
     if str(value).strip() in ("0", "0B", "0b"):
         return 0
     return _parse_bytes(value)
+_DURATION_UNITS = {
+    "us": 1e-6, "usec": 1e-6, "usecs": 1e-6, "microsecond": 1e-6, "microseconds": 1e-6,
+    "ms": 1e-3, "msec": 1e-3, "msecs": 1e-3, "millisecond": 1e-3, "milliseconds": 1e-3,
+    "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
+    "m": 60.0, "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0,
+    "h": 3600.0, "hr": 3600.0, "hrs": 3600.0, "hour": 3600.0, "hours": 3600.0,
+    "d": 86400.0, "day": 86400.0, "days": 86400.0,
+}
+
+
+def parse_duration(value) -> float:
+    """Seconds (>= 0) of a duration as DuckDB reads an INTERVAL string:
+    '10s', '500ms', '2 minutes', '1 hour 30 minutes', '1m' (a minute),
+    '00:01:30', or a bare number of seconds.  0 means none."""
+    if isinstance(value, bool):
+        raise ValueError("not a duration")
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    else:
+        text = str(value).strip().lower()
+        clock = re.fullmatch(r"(\d+):(\d{1,2})(?::(\d{1,2}(?:\.\d*)?))?", text)
+        if clock:
+            h, m, s = clock.groups()
+            seconds = int(h) * 3600 + int(m) * 60 + float(s or 0)
+        else:
+            pieces = re.findall(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-z]*)", text)
+            if not pieces or "".join(n + u for n, u in pieces) != re.sub(r"\s+", "", text):
+                raise ValueError(f"not a duration: {value!r} (e.g. '10s', '500ms', '2 minutes')")
+            seconds = 0.0
+            for number, unit in pieces:
+                if unit not in _DURATION_UNITS and unit != "":
+                    raise ValueError(f"unknown unit {unit!r} in {value!r}")
+                seconds += float(number) * _DURATION_UNITS.get(unit, 1.0)
+    if seconds != seconds or seconds < 0:
+        raise ValueError("must be zero (none) or positive")
+    return seconds
 
 
 def _parse_bool(value) -> bool:
@@ -157,6 +193,7 @@ class Config:
     http_footer_prefetch: int = 64 << 10  # speculative tail read for the footer
     remote_cache_dir: str = ""            # disk cache of remote ranges ('' = none)
     remote_cache_size: int = 4 << 30      # its bound
+    query_timeout: float = 0.0            # seconds; '10s', '2 minutes'; 0 = none
 
     _PARSERS = {
         "threads": _parse_non_negative_int,
@@ -177,6 +214,7 @@ class Config:
         "http_footer_prefetch": _parse_bytes,
         "remote_cache_dir": str,
         "remote_cache_size": _parse_bytes,
+        "query_timeout": parse_duration,
     }
 
     @classmethod

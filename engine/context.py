@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
 from engine.config import Config
-from engine.errors import MemoryLimitError
+from engine.errors import MemoryLimitError, QueryInterrupted, QueryTimeout
 
 
 def format_bytes(n: int) -> str:
@@ -107,6 +108,99 @@ class QueryMemory:
         self.release(self.used)
 
 
+class CancelToken:
+    """A running query's stop request, shared by all its threads.
+
+    ``cancel()`` (Ctrl-C, Connection.interrupt(), from any thread) or the
+    passing of ``timeout`` seconds (query_timeout) makes every later
+    ``check()`` raise QueryInterrupted / QueryTimeout.  Workers check between
+    morsels, between the blocks an operator emits and between the pieces of
+    a parallel merge; kernels are cut into calls of bounded work, so every
+    thread sees a stop request within well under a second.  ``active``
+    counts the threads working for the query (engine.scheduler), so the
+    query's caller can wait until none is left before it returns."""
+
+    def __init__(self, timeout: float = 0.0):
+        self.reason: str | None = None           # None, "interrupted" or "timeout"
+        self.timeout = float(timeout or 0.0)
+        self.deadline = time.monotonic() + self.timeout if self.timeout > 0 else None
+        self.active = 0
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+
+    def cancel(self, reason: str = "interrupted") -> None:
+        if self.reason is None:
+            self.reason = reason
+
+    @property
+    def cancelled(self) -> bool:
+        if self.reason is None and self.deadline is not None and \
+                time.monotonic() >= self.deadline:
+            self.reason = "timeout"
+        return self.reason is not None
+
+    def check(self) -> None:
+        """Raise the stop error when the query was cancelled or timed out."""
+        if self.reason is None:
+            if self.deadline is None or time.monotonic() < self.deadline:
+                return
+            self.reason = "timeout"
+        raise self.error()
+
+    def error(self) -> QueryInterrupted:
+        if self.reason == "timeout":
+            return QueryTimeout(f"query timed out: it ran longer than query_timeout "
+                                f"({self.timeout:g} s); raise it with SET query_timeout = "
+                                f"'...' (0 = none)")
+        return QueryInterrupted("query interrupted")
+
+    # -- the threads working for the query (engine.scheduler) ----------
+    def enter(self) -> None:
+        with self._lock:
+            self.active += 1
+
+    def leave(self) -> None:
+        with self._lock:
+            self.active -= 1
+            if self.active == 0:
+                self._idle.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no thread works for the query (at most ``timeout``
+        seconds); True when none is left."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while self.active > 0:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._idle.wait(min(left, 0.05))
+            return True
+
+
+_CURRENT = threading.local()           # .token: the CancelToken of this thread's query
+
+
+def current_cancel() -> CancelToken | None:
+    """The CancelToken of the query this thread works for (None outside a query)."""
+    return getattr(_CURRENT, "token", None)
+
+
+def set_current_cancel(token: CancelToken | None) -> CancelToken | None:
+    """Make ``token`` this thread's; returns the one it replaces."""
+    previous = getattr(_CURRENT, "token", None)
+    _CURRENT.token = token
+    return previous
+
+
+def check_cancel() -> None:
+    """Raise QueryInterrupted / QueryTimeout when this thread's query was
+    stopped (cheap: a thread-local read and an attribute test)."""
+    token = getattr(_CURRENT, "token", None)
+    if token is not None:
+        token.check()
+
+
 class PruningCounters:
     """What the scans of one query skipped by footer statistics, the page
     index and bloom filters (engine/filtering/pruning.py).  Thread-safe."""
@@ -137,9 +231,12 @@ class ExecutionContext:
     memory: MemoryTracker | None = field(default=None)
     pruning: PruningCounters = field(default_factory=PruningCounters)
     caches: tuple | None = None                 # counted against memory_limit, evicted first
+    cancel: CancelToken | None = None           # the query's stop request
 
     def __post_init__(self):
         if self.caches is None:
             self.caches = ()
+        if self.cancel is None:
+            self.cancel = CancelToken(self.config.query_timeout)
         if self.memory is None:
             self.memory = MemoryTracker(self.config.memory_limit, self.caches)

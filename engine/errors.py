@@ -11,6 +11,8 @@
           PqdbIOError             reading bytes failed (url, byte range)
           AuthenticationError     encrypted file: wrong key or tampered data
           MemoryLimitError        memory_limit exceeded                  (+ ExecutionError)
+          QueryInterrupted        the query was stopped (Ctrl-C, interrupt())
+            QueryTimeout          query_timeout passed
         ProgrammingError
           SQLError                bad SQL text; carries line/column of the problem
             BinderError           unknown table/column/function, type mismatch, parameters
@@ -60,10 +62,22 @@ def internal_error(exc: BaseException) -> InternalError:
                          else f"internal error (a bug in pqdb): {name}")
 
 
+class QueryInterrupted(OperationalError):
+    """The running query was stopped: Ctrl-C, Connection.interrupt(), or
+    (QueryTimeout) query_timeout.  Its workers have stopped and its memory
+    is released; the connection stays usable.  (DuckDB raises its
+    InterruptException, a DatabaseError, for the same.)"""
+
+
+class QueryTimeout(QueryInterrupted):
+    """The query ran longer than query_timeout."""
+
+
 __all__ = [
     "Error", "Warning", "InterfaceError", "DatabaseError", "DataError", "OperationalError",
     "IntegrityError", "InternalError", "ProgrammingError", "NotSupportedError",
     "PqdbError", "PqdbIOError", "FileFormatError", "UnsupportedFeatureError",
     "AuthenticationError", "SQLError", "BinderError", "ConfigError",
     "ExecutionError", "MemoryLimitError", "ArithmeticOverflowError", "internal_error",
+    "QueryInterrupted", "QueryTimeout",
 ]

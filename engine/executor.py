@@ -3,24 +3,28 @@ morsel scheduler, return the result rows as one Block."""
 
 from __future__ import annotations
 
+import traceback
+
 from engine.block import Block, take_block
-from engine.context import ExecutionContext
-from engine.errors import UnsupportedFeatureError
+from engine.context import ExecutionContext, set_current_cancel
+from engine.errors import MemoryLimitError, QueryInterrupted, UnsupportedFeatureError
 from engine.operators.aggregate import AggregateSink
-from engine.operators.collect import CollectSink, concat_shared
+from engine.operators.collect import CollectSink, concat_shared, held_nbytes
 from engine.operators.filter import FilterOperator
 from engine.operators.hashjoin import (HashBuildSink, ProbeOperator, SUPPORTED_KINDS,
                                        unmatched_build_block)
 from engine.operators.limit import LimitSink
+from engine.operators.nljoin import (NL_KINDS, NestedLoopJoin, NestedLoopTable, plan_range)
+from engine.operators.nljoin import unmatched_build_block as unmatched_nl_build_block
 from engine.operators.project import ProjectOperator
 from engine.operators.scan import ScanSource
 from engine.operators.sort import SortSink
 from engine.pipeline import BlockSource, Pipeline, Sink
-from engine.scheduler import run_pipeline, run_pipelines
+from engine.scheduler import release_free_memory, run_pipeline, run_pipelines
 from planner import logical as L
 from planner.binder_nested import Unnest, reject_nested_keys
 from planner.cardinality import builds_on_left
-from planner.expressions import remap_columns
+from planner.expressions import column_indexes, remap_columns
 
 
 # breakers whose result materialize computes once per query when the plan
@@ -43,13 +47,49 @@ class _DiscardSink(Sink):
 
 
 def execute(plan: L.Node, ctx: ExecutionContext) -> Block:
-    """All result rows of ``plan`` as one Block (columns in plan.schema order)."""
+    """All result rows of ``plan`` as one Block (columns in plan.schema order).
+
+    The query's CancelToken (ctx.cancel) is this thread's while it runs, and
+    every worker's (engine.scheduler).  A stop -- Ctrl-C here (the
+    KeyboardInterrupt), interrupt() from another thread, query_timeout --
+    raises QueryInterrupted / QueryTimeout once no thread works for the
+    query any more; as DuckDB's Python client does, Ctrl-C becomes the
+    query's interrupted error.  A stopped query's or a MemoryLimitError's
+    reservations are released and the frames of its traceback cleared, so
+    the memory it held goes even while the caller keeps the exception."""
+    token = ctx.cancel
+    previous = set_current_cancel(token)
     ex = _Executor(ctx)
-    ex.find_repeated_subplans(plan)
     try:
+        ex.find_repeated_subplans(plan)
         return ex.materialize(plan)
+    except KeyboardInterrupt:
+        token.cancel("interrupted")
+        failure = token.error()
+        failure.__cause__ = KeyboardInterrupt()
+    except (QueryInterrupted, MemoryLimitError) as e:
+        failure = e
     finally:
+        if token.reason is not None:
+            _wait_for_workers(token)
         ex.memory.close()
+        ex = None
+        set_current_cancel(previous)
+    if failure.__traceback__ is not None:
+        traceback.clear_frames(failure.__traceback__)
+    release_free_memory()
+    raise failure
+
+
+def _wait_for_workers(token) -> None:
+    """Block until no thread works for the stopped query (they stop within
+    a second); a Ctrl-C meanwhile does not cut the wait short."""
+    while True:
+        try:
+            token.wait_idle(30.0)
+            return
+        except KeyboardInterrupt:
+            continue
 
 
 class _MorselBlocks(Sink):
@@ -134,13 +174,16 @@ class _Executor:
     def _types(self, node):
         return [f.type for f in node.schema]
 
-    def run(self, node: L.Node, sink: Sink):
-        """Run the pipeline ending at ``node`` into ``sink``."""
-        pipeline = self.pipeline(node)
+    def run(self, node: L.Node, sink: Sink, needed=None):
+        """Run the pipeline ending at ``node`` into ``sink`` (``needed``: the
+        columns of node's rows the sink reads; None: all)."""
+        pipeline = self.pipeline(node, needed)
         pipeline.sink = sink
         if isinstance(pipeline.source, ScanSource) and not self.ctx.config.preserve_order:
             sink.keep_order = False      # file order of a plain scan is not required
-        return run_pipeline(pipeline, self.threads)
+        result = run_pipeline(pipeline, self.threads)
+        pipeline.release()
+        return result
 
     def materialize(self, node: L.Node) -> Block:
         if self._repeats and isinstance(node, _SHAREABLE):
@@ -160,7 +203,8 @@ class _Executor:
     def _materialize(self, node: L.Node) -> Block:
         reject_nested_keys(node)
         if isinstance(node, L.Aggregate):
-            return self.run(node.child, AggregateSink(node, self.memory))
+            return self.run(node.child, AggregateSink(node, self.memory),
+                            _aggregate_reads(node))
         if isinstance(node, L.Sort):
             sink = SortSink(node.keys, self._types(node), None, self.memory, self.block_rows)
             return self._release_after(self.run(node.child, sink), sink)
@@ -173,14 +217,20 @@ class _Executor:
                 return block.slice(node.offset, node.offset + node.limit)
             sink = LimitSink(self._types(node), node.limit, node.offset, self.memory)
             return self._release_after(self.run(child, sink), sink)
+        if _keyless(node) and node.kind in ("right", "full"):
+            return self._nl_outer_join(node)
         if isinstance(node, L.Join) and node.kind in ("right", "full"):
             return self._outer_join(node)
         if isinstance(node, L.Union):
             from engine.operators.setops import union_all
-            return union_all([self.materialize(c) for c in node.inputs], self._types(node))
+            blocks, held = self._union_inputs(node)
+            block, reserved = union_all(blocks, self._types(node), self.memory, held)
+            self.memory.release(reserved)       # held by whoever reads it from here
+            return block
         if isinstance(node, L.Window):
             from engine.operators.window import compute_windows
-            return compute_windows(node, self.materialize(node.child))
+            return compute_windows(node, self.materialize(node.child), self.memory,
+                                   self.threads)
         sink = CollectSink(self._types(node), self.memory)
         return self._release_after(self.run(node, sink), sink)
 
@@ -195,8 +245,32 @@ class _Executor:
         ops.append(ProbeOperator(node.kind, table, node.left_keys, node.residual,
                                  self.block_rows))
         sink = CollectSink(self._types(node), self.memory)
-        probed = run_pipeline(Pipeline(source, ops, sink), self.threads)
+        pipeline = Pipeline(source, ops, sink)
+        probed = run_pipeline(pipeline, self.threads)
+        pipeline.release()
         tail = unmatched_build_block(table, self._types(node.left))
+        table.release()
+        sink.release()
+        return concat_shared([probed, tail], self._types(node))
+
+    def _nl_table(self, node: L.Join, outer: bool = False) -> NestedLoopTable:
+        """The build side of a join without equality keys, materialized (it
+        must fit memory_limit) and indexed on its inequality, if any."""
+        plan = plan_range(node.residual, len(node.left.schema), len(node.right.schema))
+        sink = CollectSink(self._types(node.right), self.memory, "nested loop join build side")
+        block = self.run(node.right, sink)
+        return NestedLoopTable(block, plan, self.memory, sink.reserved, outer)
+
+    def _nl_outer_join(self, node: L.Join) -> Block:
+        table = self._nl_table(node, outer=True)
+        source, ops = self._streaming(node.left)
+        ops.append(NestedLoopJoin(node.kind, table, self._types(node.left), self.block_rows,
+                                  None, self.memory))
+        sink = CollectSink(self._types(node), self.memory)
+        pipeline = Pipeline(source, ops, sink)
+        probed = run_pipeline(pipeline, self.threads)
+        pipeline.release()
+        tail = unmatched_nl_build_block(table, self._types(node.left))
         table.release()
         sink.release()
         return concat_shared([probed, tail], self._types(node))
@@ -218,7 +292,9 @@ class _Executor:
         source, ops = self._streaming(node.right)
         ops.append(ProbeOperator("right_" + node.kind, table, node.right_keys, residual,
                                  self.block_rows))
-        run_pipeline(Pipeline(source, ops, _DiscardSink()), self.threads)
+        pipeline = Pipeline(source, ops, _DiscardSink())
+        run_pipeline(pipeline, self.threads)
+        pipeline.release()
         keep = table.matched.astype(bool)
         out = take_block(table.block, keep if node.kind == "semi" else ~keep)
         table.release()
@@ -258,6 +334,8 @@ class _Executor:
                 pipeline.sink.keep_order = False
             pipelines.append(pipeline)
         tables = run_pipelines(pipelines, self.threads)
+        for pipeline in pipelines:
+            pipeline.release()
         for join, table in zip(chain[1:], tables[1:]):
             self._prebuilt[id(join)] = table
         return tables[0]
@@ -266,7 +344,7 @@ class _Executor:
     def _probes(node: L.Join) -> bool:
         """The join streams its left input through a probe of a table built
         on its right input (_streaming's inner/left/semi/anti/mark path)."""
-        if node.kind in ("right", "full") or node.kind not in SUPPORTED_KINDS:
+        if node.kind in ("right", "full") or node.kind not in SUPPORTED_KINDS or _keyless(node):
             return False
         return not _Executor._builds_on_left(node)
 
@@ -274,14 +352,38 @@ class _Executor:
     def _builds_on_left(node: L.Join) -> bool:
         """A semi/anti join whose subquery side is estimated bigger: its
         table is built on the outer rows (_semi_on_left)."""
-        return builds_on_left(node)
+        return bool(node.left_keys) and builds_on_left(node)
 
-    def pipeline(self, node: L.Node) -> Pipeline:
-        source, ops = self._streaming(node)
+    def _source(self, block: Block) -> BlockSource:
+        """A BlockSource over a breaker's block, holding its bytes until the
+        pipeline reading it ends (its collector let them go)."""
+        return BlockSource(block, self.block_rows).hold(self.memory, held_nbytes(block))
+
+    def _union_inputs(self, node: L.Union):
+        """(each input's block, the bytes reserved for them).  The blocks
+        are new Block objects over the inputs' columns: concatenating them
+        empties those, never a block a repeated subplan keeps."""
+        blocks, held = [], 0
+        for child in node.inputs:
+            block = self.materialize(child)
+            nb = held_nbytes(block)
+            self.memory.reserve(nb, "union input")
+            held += nb
+            blocks.append(Block(list(block.columns), block.n))
+        return blocks, held
+
+    def _shared(self, node) -> bool:
+        from planner.fingerprint import fingerprint
+        return fingerprint(node, self._fingerprints) in self._repeats
+
+    def pipeline(self, node: L.Node, needed=None) -> Pipeline:
+        source, ops = self._streaming(node, needed)
         return Pipeline(source, ops)
 
-    def _streaming(self, node: L.Node):
-        """(source, operators) producing node's rows as a stream."""
+    def _streaming(self, node: L.Node, needed=None):
+        """(source, operators) producing node's rows as a stream.  ``needed``:
+        the columns of node's rows read above (None: all); a join without
+        keys leaves the others as placeholders."""
         reject_nested_keys(node)
         if isinstance(node, L.Scan):
             return ScanSource(node, self.ctx), []
@@ -291,19 +393,30 @@ class _Executor:
             # HAVING: applied to each merged partition of the aggregation
             reject_nested_keys(node.child)
             sink = AggregateSink(node.child, self.memory, having=node.predicate)
-            return BlockSource(self.run(node.child.child, sink), self.block_rows), []
+            return self._source(self.run(node.child.child, sink)), []
         if isinstance(node, L.Filter):
-            source, ops = self._streaming(node.child)
+            below = None if needed is None else set(needed) | column_indexes(node.predicate)
+            source, ops = self._streaming(node.child, below)
             return source, ops + [FilterOperator(node.predicate)]
         if isinstance(node, L.Project):
-            source, ops = self._streaming(node.child)
+            below = None
+            if needed is not None:
+                below = set()
+                for i in needed:
+                    below |= column_indexes(node.exprs[i])
+            source, ops = self._streaming(node.child, below)
             return source, ops + [ProjectOperator(node.exprs)]
         if isinstance(node, Unnest):
             from engine.operators.unnest import UnnestOperator
             source, ops = self._streaming(node.child)
             return source, ops + [UnnestOperator(node)]
+        if _keyless(node) and node.kind not in ("right", "full"):
+            table = self._nl_table(node)
+            source, ops = self._streaming(node.left)
+            return source, ops + [NestedLoopJoin(node.kind, table, self._types(node.left),
+                                                 self.block_rows, needed, self.memory)]
         if isinstance(node, L.Join) and self._builds_on_left(node):
-            return BlockSource(self._semi_on_left(node), self.block_rows), []
+            return self._source(self._semi_on_left(node)), []
         if isinstance(node, L.Join) and node.kind not in ("right", "full"):
             if node.kind not in SUPPORTED_KINDS:
                 raise UnsupportedFeatureError(f"join kind {node.kind!r} is not supported")
@@ -311,7 +424,28 @@ class _Executor:
             source, ops = self._streaming(node.left)
             return source, ops + [ProbeOperator(node.kind, table, node.left_keys,
                                                 node.residual, self.block_rows)]
+        if isinstance(node, L.Union) and not (self._repeats and self._shared(node)):
+            blocks, held = self._union_inputs(node)     # read one after another, not concatenated
+            source = BlockSource(blocks, self.block_rows)
+            source.memory, source.reserved = self.memory, held
+            return source, []
         if isinstance(node, (L.Aggregate, L.Sort, L.Limit, L.Join, L.Union, L.Window)):
-            return BlockSource(self.materialize(node), self.block_rows), []
+            return self._source(self.materialize(node)), []
         raise UnsupportedFeatureError(f"plan node {type(node).__name__} is not supported "
                                       "by the executor")
+
+
+def _keyless(node) -> bool:
+    """A join without equality keys: engine/operators/nljoin.py runs it."""
+    return isinstance(node, L.Join) and not node.left_keys and node.kind in NL_KINDS
+
+
+def _aggregate_reads(node: L.Aggregate) -> set:
+    """The input columns an aggregation reads (its groups and arguments)."""
+    cols: set = set()
+    for g in node.groups:
+        cols |= column_indexes(g)
+    for a in node.aggregates:
+        if a.arg is not None:
+            cols |= column_indexes(a.arg)
+    return cols

@@ -6,9 +6,17 @@ morsel.  Interfaces:
 
     Source.morsels() -> list of morsel descriptors, in order
     Source.blocks(morsel) -> iterator of Blocks (at most block_rows rows)
-    Operator.process(block) -> list of Blocks   (thread-safe, no per-thread state)
+    Operator.process(block) -> iterable of Blocks (thread-safe, no per-thread
+        state; a generator when one input block can make many output blocks:
+        a join's fan-out, a cross product)
     Sink.make_local() -> state;  Sink.consume(state, block, seq);
     Sink.merge(states) -> result;  Sink.done() -> True to stop pulling input
+
+Blocks go through the operators depth first: each output block of an
+operator goes on to the next operator and the sink before the operator makes
+its next one, so what one morsel holds in flight is a block per operator,
+however many rows its joins emit.  Between blocks the worker checks the
+query's stop request (engine.context.CancelToken).
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.block import Block, concat_blocks
+from engine.context import current_cancel
 from engine.errors import MemoryLimitError
 
 
@@ -56,21 +65,49 @@ class Sink:
     def done(self) -> bool:
         return False
 
+    def enough(self, morsel_index: int) -> bool:
+        """True when no later row of morsel ``morsel_index`` can change the
+        result (a LIMIT holding enough rows of the morsels up to it): the
+        worker stops pushing that morsel's blocks."""
+        return False
+
+
+class _MorselDone(Exception):
+    """The sink needs no more rows of the current morsel."""
+
 
 class BlockSource(Source):
-    """A materialized block cut into morsels of ``rows`` rows."""
+    """A materialized block -- or a list of them, read one after another (a
+    UNION ALL's inputs, never concatenated) -- cut into morsels of ``rows``
+    rows.  ``hold`` reserves the blocks' bytes against the query's memory
+    until ``release``: the block of a breaker is held while the pipeline
+    that reads it runs (engine.executor releases it after)."""
 
-    def __init__(self, block: Block, rows: int):
-        self.block = block
+    def __init__(self, block, rows: int):
+        self.parts = [b for b in block if b.n] if isinstance(block, list) else [block]
+        self.block = self.parts[0] if self.parts else Block([], 0)
         self.rows = max(int(rows), 1)
+        self.memory = None
+        self.reserved = 0
+
+    def hold(self, memory, nbytes: int) -> "BlockSource":
+        if memory is not None and nbytes:
+            memory.reserve(nbytes, "materialized intermediate")
+            self.memory, self.reserved = memory, self.reserved + nbytes
+        return self
+
+    def release(self) -> None:
+        if self.memory is not None:
+            self.memory.release(self.reserved)
+        self.reserved = 0
 
     def morsels(self) -> list:
-        if self.block.n == 0:
-            return []
-        return list(range(0, self.block.n, self.rows))
+        return [(k, start) for k, b in enumerate(self.parts)
+                for start in range(0, b.n, self.rows)]
 
     def blocks(self, morsel):
-        yield self.block.slice(morsel, morsel + self.rows)
+        k, start = morsel
+        yield self.parts[k].slice(start, start + self.rows)
 
 
 @dataclass
@@ -79,6 +116,12 @@ class Pipeline:
     operators: list[Operator] = field(default_factory=list)
     sink: Sink | None = None
 
+    def release(self) -> None:
+        """Let go of what the source holds (a BlockSource's reservation)."""
+        release = getattr(self.source, "release", None)
+        if release is not None:
+            release()
+
     def run_morsel(self, morsel, morsel_index: int, sink: Sink, local,
                    small: "StageBatches | None" = None) -> None:
         """Push one morsel's blocks through the operators into the sink;
@@ -86,8 +129,11 @@ class Pipeline:
         of fewer than BATCH_ROWS rows -- from the source or out of any
         operator -- wait there for others (flush_small)."""
         k = 0
-        for block in self.source.blocks(morsel):
-            k = self.push(block, sink, local, morsel_index, k, small)
+        try:
+            for block in self.source.blocks(morsel):
+                k = self.push(block, sink, local, morsel_index, k, small)
+        except _MorselDone:
+            pass
 
     def push(self, block: Block, sink: Sink, local, morsel_index: int, k: int,
              small: "StageBatches | None" = None, stage: int = 0,
@@ -95,27 +141,37 @@ class Pipeline:
         """One block through operators[stage:] into the sink; the next k.
         Before each operator and the sink, small blocks wait in ``small``
         (``batched``: the block is a batch of stage ``stage`` already, and
-        does not wait there again)."""
-        blocks = [block]
+        does not wait there again).  Raises _MorselDone when the sink needs
+        no more of this morsel (run_morsel stops it)."""
+        state = [k, current_cancel()]
+        self._through(stage, [block], sink, local, morsel_index, state, small, batched)
+        return state[0]
+
+    def _through(self, j: int, blocks: list, sink: Sink, local, morsel_index: int,
+                 state: list, small, batched: bool) -> None:
+        """``blocks`` in front of operators[j] (j == len: the sink), each
+        output block pushed on before the next is made (depth first)."""
+        if small is not None and not batched:
+            blocks = small.gather(j, blocks)
         ops = self.operators
-        for j in range(stage, len(ops) + 1):
-            if small is not None and (j > stage or not batched):
-                blocks = small.gather(j, blocks)
-                if not blocks:
-                    return k
-            if j == len(ops):
-                break
-            op = ops[j]
-            out = []
+        token = state[1]
+        if j == len(ops):
             for b in blocks:
                 if b.n:
-                    out.extend(op.process(b))
-            blocks = out
+                    if token is not None:
+                        token.check()
+                    sink.consume(local, b, (morsel_index, state[0]))
+                    state[0] += 1
+                    if morsel_index >= 0 and sink.enough(morsel_index):
+                        raise _MorselDone
+            return
+        op = ops[j]
         for b in blocks:
             if b.n:
-                sink.consume(local, b, (morsel_index, k))
-                k += 1
-        return k
+                for out in op.process(b):
+                    if out.n:
+                        self._through(j + 1, [out], sink, local, morsel_index, state,
+                                      small, False)
 
     def small_blocks(self, sink: Sink) -> "StageBatches | None":
         """A worker's StageBatches for this pipeline, when its sink takes

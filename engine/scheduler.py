@@ -15,6 +15,7 @@ import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from engine.context import CancelToken, current_cancel, set_current_cancel
 from engine.pipeline import Pipeline
 
 _POOL_LOCK = threading.Lock()
@@ -54,6 +55,19 @@ def tune_allocator() -> None:
         pass
 
 
+def release_free_memory() -> None:
+    """Return the allocator's free memory to the OS (glibc malloc_trim):
+    after a query stopped or failed, so that the process's resident size
+    goes back near where it was (the tuned thresholds keep up to 128 MiB
+    of free heap otherwise)."""
+    if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
+        return
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
 def _pool(threads: int) -> ThreadPoolExecutor:
     with _POOL_LOCK:
         pool = _POOLS.get(threads)
@@ -79,12 +93,14 @@ def parallel_map(fn, items, threads: int) -> list:
     results: list = [None] * len(items)
 
     def worker():
+        token = current_cancel()
         while True:
             with lock:
                 i = next_index[0]
                 if i >= len(items):
                     return
                 next_index[0] = i + 1
+            token.check()
             results[i] = fn(items[i])
 
     _run_on_workers(worker, threads)
@@ -95,13 +111,20 @@ def _in_worker() -> bool:
     return getattr(_WORKING, "active", False)
 
 
-def _as_worker(fn):
-    """fn() with this thread marked as working (nested parallel_map runs inline)."""
+def _as_worker(fn, token: CancelToken):
+    """fn() with this thread marked as working (nested parallel_map runs
+    inline) for the query of ``token`` (its stop request, and its count of
+    working threads)."""
     was = getattr(_WORKING, "active", False)
     _WORKING.active = True
+    previous = set_current_cancel(token)
+    token.enter()
     try:
+        token.check()
         return fn()
     finally:
+        token.leave()
+        set_current_cancel(previous)
         _WORKING.active = was
 
 
@@ -110,19 +133,38 @@ def _run_on_workers(fn, threads: int) -> list:
     thread itself, which is already awake (a sleeping thread takes tens of
     microseconds to wake on a virtual machine whose idle cores halt).  Returns
     the results, the caller's first; the first exception is re-raised after
-    every thread has finished."""
-    futures = [_pool(threads).submit(_as_worker, fn) for _ in range(threads - 1)]
+    every thread has finished.
+
+    Ctrl-C reaches the calling thread only (as KeyboardInterrupt, while it
+    works or while it waits for the others): it cancels the query's token,
+    so the pool workers stop at their next check, and the caller waits for
+    them -- a second Ctrl-C does not leave a worker running -- before it
+    re-raises."""
+    token = current_cancel()
+    if token is None:                   # outside a query: a token for this run alone
+        token = CancelToken()
+    futures = [_pool(threads).submit(_as_worker, fn, token) for _ in range(threads - 1)]
     results, error = [], None
     try:
-        results.append(_as_worker(fn))
+        results.append(_as_worker(fn, token))
     except BaseException as e:
         error = e
+        if isinstance(e, KeyboardInterrupt):
+            token.cancel("interrupted")
     for f in futures:
-        try:
-            results.append(f.result())
-        except BaseException as e:
-            if error is None:
-                error = e
+        while True:
+            try:
+                results.append(f.result())
+            except KeyboardInterrupt as e:
+                token.cancel("interrupted")
+                if error is None:
+                    error = e
+                if not f.done():        # Ctrl-C hit the wait: keep waiting for the worker
+                    continue
+            except BaseException as e:
+                if error is None:
+                    error = e
+            break
     if error is not None:
         raise error
     return results
@@ -140,10 +182,13 @@ def run_pipeline(pipeline: Pipeline, threads: int):
     if threads == 1:
         local = sink.make_local()
         small = pipeline.small_blocks(sink)
+        token = current_cancel()
         try:
             for i, m in enumerate(morsels):
                 if sink.done():
                     break
+                if token is not None:
+                    token.check()
                 pipeline.run_morsel(m, i, sink, local, small)
         except BaseException:
             pipeline.drop_small(small)
@@ -158,6 +203,7 @@ def run_pipeline(pipeline: Pipeline, threads: int):
     def worker():
         local = sink.make_local()
         small = pipeline.small_blocks(sink)
+        token = current_cancel()
         while not failed.is_set():
             with lock:
                 i = next_index[0]
@@ -165,6 +211,7 @@ def run_pipeline(pipeline: Pipeline, threads: int):
                     break
                 next_index[0] = i + 1
             try:
+                token.check()
                 pipeline.run_morsel(morsels[i], i, sink, local, small)
             except BaseException:
                 failed.set()
@@ -205,6 +252,7 @@ def run_pipelines(pipelines: list[Pipeline], threads: int) -> list:
 
     def worker():
         locals_: dict = {}
+        token = current_cancel()
         while not failed.is_set():
             with lock:
                 j = next_index[0]
@@ -219,6 +267,7 @@ def run_pipelines(pipelines: list[Pipeline], threads: int) -> list:
             if local is None:
                 local = locals_[k] = p.sink.make_local()
             try:
+                token.check()
                 p.run_morsel(morsels[k][i], i, p.sink, local)
             except BaseException:
                 failed.set()

@@ -332,6 +332,8 @@ class AggregateSink(Sink):
         width = 1 + max([i for e in self.groups + self.arg_exprs for i in column_indexes(e)],
                         default=-1)
         self.eval_args = SharedEvaluator(self.arg_exprs, width)
+        self.counts_only = not self.groups and bool(self.aggs) and \
+            all(a.func == "count_star" and not a.distinct for a in self.aggs)
         # sum(x) and avg(x) of the same x keep one state (sums and counts)
         self.alias: dict[int, int] = {}
         first: dict = {}
@@ -347,6 +349,13 @@ class AggregateSink(Sink):
 
     def consume(self, local: _Local, block: Block, seq: tuple) -> None:
         n = block.n
+        if self.counts_only:
+            # count(*) alone, no groups: only the row count (a cross join's
+            # count(*) arrives as many placeholder blocks)
+            local.account()
+            for acc in local.accs:
+                acc.counts[0] += n
+            return
         if local.table is not None:
             key_vecs = _eval(self.groups, block)
             gid = coded_group_ids(local.table, key_vecs, n)

@@ -1,9 +1,11 @@
 """Hash join: a build sink over Join.right and a probe operator over Join.left.
 
-Kinds: inner, left, semi, anti and cross stream through the probe; right and
-full also emit the build rows no probe row matched (engine.executor appends
-them after the probe pipeline via ``unmatched_build_block``).  Joins without
-equality keys compare every pair (nested loop), batched.
+Kinds: inner, left, semi and anti stream through the probe; right and full
+also emit the build rows no probe row matched (engine.executor appends them
+after the probe pipeline via ``unmatched_build_block``).  Joins without
+equality keys (cross, inequality and other conditions) run in
+engine/operators/nljoin.py; a table without keys here only serves
+mark_in's candidate search of an uncorrelated-but-for-the-residual IN.
 
 Subquery kinds (planner.logical.Join documents them): ``mark`` appends a
 BOOLEAN column "some partner exists"; ``mark_in`` is the three-valued IN
@@ -26,14 +28,15 @@ from functools import partial
 
 import numpy as np
 
-from engine.block import Block, Vector, null_vector, take_block
+from engine.block import Block, Vector, empty_vector, null_vector, take_block
 from engine.errors import ExecutionError, UnsupportedFeatureError
 from engine.kernels.hashing import hash_keys, normalize_keys
 from engine.kernels.hashtable import join_probe, join_probe_exists, table_size
 from engine.kernels.join_partition import (FINE_BITS, MAX_ROWS, build_partitions,
                                            partition_bits, partition_histogram, partition_shift,
                                            scatter_part)
-from engine.operators.collect import CollectSink, block_nbytes, concat_shared
+from engine.operators.collect import CollectSink, Holding, concat_column_counted, held_nbytes
+from engine.operators.nljoin import every_pair
 from engine.pipeline import Operator
 from engine.scheduler import parallel_map
 from planner.types import BOOLEAN
@@ -250,7 +253,7 @@ class HashBuildSink(CollectSink):
         keys = BuildKeys(block, self.key_exprs) if self.key_exprs else None
         nb = 0
         if self.memory is not None:
-            nb = block_nbytes(block)
+            nb = self.held.block(block)
             self.memory.reserve(nb + (keys.nbytes if keys is not None else 0), self.what)
         local.append((seq, block, nb, keys))
 
@@ -258,27 +261,36 @@ class HashBuildSink(CollectSink):
         parts = [p for loc in locals_ for p in loc]
         if self.keep_order:
             parts.sort(key=lambda p: p[0])
-        self.reserved = sum(p[2] for p in parts)
+        for loc in locals_:            # the parts go as their columns are concatenated
+            loc.clear()
+        held = sum(p[2] for p in parts)
         key_bytes = (sum(p[3].nbytes for p in parts)
                      if self.memory is not None and self.key_exprs else 0)
-        blocks = [p[1] for p in parts]
+        blocks = [p[1] for p in parts if p[1].n]
+        keys = [p[3] for p in parts] if self.key_exprs else None
+        del parts
+        self.held.clear()
+        holding = Holding(self.memory, held, self.what) if self.memory is not None else None
         # the block's columns are concatenated on the workers, beside the build
         block = Block([None] * len(self.types), sum(b.n for b in blocks))
-        concat = [partial(_concat_column, block, blocks, self.types, i)
+        concat = [partial(_concat_column, block, blocks, self.types, i, holding)
                   for i in range(len(self.types))]
         try:
-            keys = [p[3] for p in parts] if self.key_exprs else None
-            return JoinTable(block, self.key_exprs, self.memory, self.reserved, self.threads,
-                             keys, concat)
+            table = JoinTable(block, self.key_exprs, self.memory, 0, self.threads, keys, concat)
         finally:
             if self.memory is not None:
                 self.memory.release(key_bytes)
+        if holding is not None:           # the table holds the payload's reservation
+            table.reserved += holding.settle(held_nbytes(table.block))
+        self.reserved = 0
+        return table
 
 
-def _concat_column(block: Block, blocks: list[Block], types, i: int) -> None:
-    """block.columns[i] = column i of ``blocks`` concatenated (concat_shared)."""
-    one = concat_shared([Block([b.columns[i]], b.n) for b in blocks], [types[i]])
-    block.columns[i] = one.columns[0]
+def _concat_column(block: Block, blocks: list[Block], types, i: int, holding) -> None:
+    """block.columns[i] = column i of ``blocks`` concatenated, counted, the
+    parts' columns dropped (concat_column_counted)."""
+    block.columns[i] = (concat_column_counted(blocks, i, types[i], holding) if blocks
+                        else empty_vector(types[i]))
 
 
 class ProbeOperator(Operator):
@@ -314,12 +326,8 @@ class ProbeOperator(Operator):
         m = t.block.n
         if m == 0:
             return
-        if not t.keyed:
-            per = max(1, self.batch // m)
-            for i0 in range(0, block.n, per):
-                i1 = min(i0 + per, block.n)
-                yield (np.repeat(np.arange(i0, i1, dtype=np.int64), m),
-                       np.tile(np.arange(m, dtype=np.int64), i1 - i0))
+        if not t.keyed:               # mark_in's candidates when key 0 is the only key
+            yield from every_pair(block.n, m, self.batch)
             return
         keys = normalize_keys(_evaluate_all(left_keys, block), block.n, null_word=False)
         hashes = hash_keys(keys)
@@ -361,16 +369,19 @@ class ProbeOperator(Operator):
                     joined = take_block(joined, mask)
             yield (p, b), joined
 
-    def process(self, block: Block) -> list[Block]:
+    def process(self, block: Block):
+        """The joined blocks of one probe block, as they are made (a
+        generator: a probe block whose rows have many partners comes out as
+        many blocks of at most ``batch`` rows, never as one list)."""
         kind = self.kind
         if kind == "mark_in":
-            return [self._mark_in(block)]
+            yield self._mark_in(block)
+            return
         t = self.table
         if kind in BUILD_MARK_KINDS:
             for (_, b), _ in self._matching_pairs(block, t, self.left_keys, False):
                 t.matched[b] = 1
-            return []
-        out: list[Block] = []
+            return
         matched = (np.zeros(block.n, np.uint8)
                    if kind in ("left", "full", "semi", "anti", "mark", "single") else None)
         counts = np.zeros(block.n, np.int64) if kind == "single" else None
@@ -388,22 +399,23 @@ class ProbeOperator(Operator):
             if kind in ("right", "full"):
                 t.matched[b] = 1
             if kind not in _EXISTS_KINDS and joined.n:
-                out.append(joined)
+                yield joined
         if kind == "semi":
             keep = matched.astype(bool)
-            return [take_block(block, keep)] if keep.any() else []
-        if kind == "anti":
+            if keep.any():
+                yield take_block(block, keep)
+        elif kind == "anti":
             keep = ~matched.astype(bool)
-            return [take_block(block, keep)] if keep.any() else []
-        if kind == "mark":
-            return [Block(block.columns + [Vector(BOOLEAN, matched.astype(np.bool_))], block.n)]
-        if kind in ("left", "full", "single"):
+            if keep.any():
+                yield take_block(block, keep)
+        elif kind == "mark":
+            yield Block(block.columns + [Vector(BOOLEAN, matched.astype(np.bool_))], block.n)
+        elif kind in ("left", "full", "single"):
             rest = ~matched.astype(bool)
             if rest.any():
                 lb = take_block(block, rest)
-                out.append(Block(lb.columns + [null_vector(ty, lb.n) for ty in self.build_types],
-                                 lb.n))
-        return out
+                yield Block(lb.columns + [null_vector(ty, lb.n) for ty in self.build_types],
+                            lb.n)
 
     def _mark_in(self, block: Block) -> Block:
         """x IN (subquery) per probe row: TRUE, FALSE or NULL."""

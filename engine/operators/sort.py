@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.block import Block, Int64WideVector, Vector, take_block
+from engine.block import Block, Int64WideVector, Vector, take_block, take_vector
+from engine.context import check_cancel
 from engine.kernels.merge import cut_runs, merge_runs, pack_rows, sort_run, word_ranges
 from engine.kernels.sort import float_sort_keys, string_ranks
 from engine.kernels.strings import as_heap, compare_views_const
-from engine.operators.collect import block_nbytes, concat_shared
+from engine.operators.collect import (HeldBytes, Holding, concat_counted, concat_shared,
+                                      held_nbytes, vector_nbytes)
 from engine.pipeline import Sink
 from engine.scheduler import parallel_map
 from planner.expressions import ColumnRef
@@ -36,6 +38,15 @@ from planner.expressions import ColumnRef
 _SIGN = np.uint64(1 << 63)
 _LOW32 = np.uint64(0xFFFFFFFF)
 MIN_RUN_ROWS = 32768          # fewer rows per thread: one run, no merge
+# Most rows one kernel call sorts or merges: a worker sees the query's stop
+# request between calls (engine.context.CancelToken), so a call must end
+# within a fraction of a second.  Sorting a run of strings ranks them by
+# comparison: 3M l_comment rows took ~8 s in one call, 128k take ~0.2 s;
+# integer words are radix-sorted (3M rows ~0.1 s).
+MAX_RUN_ROWS = 1 << 21
+MAX_STRING_RUN_ROWS = 1 << 17
+MAX_MERGE_ROWS = 1 << 21
+MAX_STRING_MERGE_ROWS = 1 << 18
 _SAMPLES_PER_PART = 32        # splitter oversampling per key range and run
 _GATHER_ROWS = 65536          # rows per parallel gather piece
 
@@ -230,8 +241,10 @@ def sorted_rows(block: Block, keys, tiebreak=None, threads: int = 1,
     (most significant first), then row index; only the first ``limit`` rows
     when given.  With threads > 1 runs are sorted and merged on the pool."""
     n = block.n
-    nruns = max(1, min(int(threads), n // MIN_RUN_ROWS))
     words = SortWords(key_vectors(block, keys), keys, tiebreak, n)
+    strings = any(spec[0] == "string" for spec in words.specs)
+    nruns = max(1, min(int(threads), n // MIN_RUN_ROWS),
+                -(-n // (MAX_STRING_RUN_ROWS if strings else MAX_RUN_ROWS)))
     held = 0
 
     def hold(nbytes):
@@ -252,23 +265,25 @@ def sorted_rows(block: Block, keys, tiebreak=None, threads: int = 1,
             sort_run(*words.kernel_args(), *span)
 
         parallel_map(sorted_run, spans, threads)
+        check_cancel()
         words.words = None
         if nruns == 1:
             order = words.rows[:, -1].view(np.int64)
             return order.copy() if limit is None else order[:limit].copy()
-        return _merge(words.kernel_args(), np.array(bounds, np.int64), threads, limit)
+        return _merge(words.kernel_args(), np.array(bounds, np.int64), threads, limit,
+                      MAX_STRING_MERGE_ROWS if strings else MAX_MERGE_ROWS)
     finally:
         if memory is not None:
             memory.release(held)
 
 
-def _merge(args, bounds, threads, limit):
+def _merge(args, bounds, threads, limit, max_part_rows=MAX_MERGE_ROWS):
     """Parallel k-way merge: sampled splitter rows cut every run into key
     ranges (binary search); each range is merged on its own."""
     rows = args[0]
     n = len(rows)
     total = n if limit is None else min(limit, n)
-    nparts = 4 * threads
+    nparts = max(4 * threads, -(-total // max_part_rows))
     positions, sample_bounds = [], [0]
     for r in range(len(bounds) - 1):
         lo, hi = bounds[r], bounds[r + 1]
@@ -302,36 +317,50 @@ def sort_order(block: Block, keys, tiebreak: list[np.ndarray] | None = None) -> 
     return sorted_rows(block, keys, tiebreak)
 
 
-def take_rows(block: Block, order: np.ndarray, threads: int) -> Block:
-    """take_block, gathering row ranges on the worker pool."""
+def take_rows(block: Block, order: np.ndarray, threads: int, holding=None) -> Block:
+    """take_block, gathering row ranges on the worker pool.  With
+    ``holding`` (a collect.Holding of the block's bytes) column by column:
+    each output column is reserved, gathered, and the input column dropped
+    (the block's columns become None), so input and output are never both
+    held whole."""
+    n = len(order)
+    cols = []
+    for i, c in enumerate(block.columns):
+        check_cancel()
+        nb = 0
+        if holding is not None:
+            nb = vector_nbytes(c, None)            # data and NULLs; the heap is kept
+            holding.grow(nb)
+        cols.append(_take_column(c, order, threads))
+        if holding is not None:
+            block.columns[i] = None
+            del c
+            holding.shrink(nb)
+    return Block(cols, n)
+
+
+def _take_column(c: Vector, order: np.ndarray, threads: int) -> Vector:
     n = len(order)
     if threads <= 1 or n < 2 * _GATHER_ROWS:
-        return take_block(block, order)
-    cols = []
-    for c in block.columns:
-        nulls = None
-        if c.nulls is not None and c.nulls.any():
-            nulls = np.empty(n, c.nulls.dtype)
-        src = c.ints if isinstance(c, Int64WideVector) else c.data
-        cols.append((c, src, np.empty((n,) + src.shape[1:], src.dtype), nulls))
+        return take_vector(c, order)
+    nulls = None
+    if c.nulls is not None and c.nulls.any():
+        nulls = np.empty(n, c.nulls.dtype)
+    src = c.ints if isinstance(c, Int64WideVector) else c.data
+    data = np.empty((n,) + src.shape[1:], src.dtype)
 
     def gather(lo):
         idx = order[lo:lo + _GATHER_ROWS]
-        for c, src, data, nulls in cols:
-            np.take(src, idx, axis=0, out=data[lo:lo + len(idx)], mode="clip")
-            if nulls is not None:
-                np.take(c.nulls, idx, out=nulls[lo:lo + len(idx)], mode="clip")
+        np.take(src, idx, axis=0, out=data[lo:lo + len(idx)], mode="clip")
+        if nulls is not None:
+            np.take(c.nulls, idx, out=nulls[lo:lo + len(idx)], mode="clip")
 
     parallel_map(gather, range(0, n, _GATHER_ROWS), threads)
-    out = []
-    for c, _, data, nulls in cols:
-        if nulls is not None and not nulls.any():
-            nulls = None
-        if isinstance(c, Int64WideVector):
-            out.append(Int64WideVector(c.type, data, nulls))
-        else:
-            out.append(Vector(c.type, data, nulls, c.heap, children=c.children))
-    return Block(out, n)
+    if nulls is not None and not nulls.any():
+        nulls = None
+    if isinstance(c, Int64WideVector):
+        return Int64WideVector(c.type, data, nulls)
+    return Vector(c.type, data, nulls, c.heap, children=c.children)
 
 
 # ---------------------------------------------------------------- top-N bound
@@ -395,6 +424,7 @@ class SortSink(Sink):
         self.memory = memory
         self.trim_at = None if limit is None else max(2 * limit, block_rows, 4096)
         self.reserved = 0
+        self.held = HeldBytes()
 
     def make_local(self):
         return _Local()
@@ -413,7 +443,8 @@ class SortSink(Sink):
                     if block.n == 0:
                         return
             tie = (np.full(block.n, (m << 32) | k, np.int64), rows)
-        nb = block_nbytes(block) + (0 if tie is None else 16 * block.n)
+        # a top-N sink drops blocks as it trims: each counts its own heaps
+        nb = (self.held.block(block) if tie is None else held_nbytes(block) + 16 * block.n)
         if self.memory is not None:
             self.memory.reserve(nb, "sort input")
         local.parts.append((seq, block, tie))
@@ -432,7 +463,7 @@ class SortSink(Sink):
         block, tie = self._top(local.parts, 1)
         local.parts = [(None, block, tuple(tie))]
         local.rows = block.n
-        nb = block_nbytes(block) + 16 * block.n
+        nb = held_nbytes(block) + 16 * block.n
         if self.memory is not None:
             self.memory.release(local.nbytes - nb)
         local.nbytes = nb
@@ -443,15 +474,28 @@ class SortSink(Sink):
     def merge(self, locals_):
         parts = [p for loc in locals_ for p in loc.parts if p[1].n]
         self.reserved = sum(loc.nbytes for loc in locals_)
+        for loc in locals_:            # the parts go as their columns are concatenated
+            loc.parts = []
+        self.held.clear()
         if not parts:
             return concat_shared([], self.types)
         threads = max(1, int(self.threads))
         if self.limit is not None:
             return self._top(parts, threads)[0]
         parts.sort(key=lambda p: p[0])       # input order: the row index breaks ties
-        block = concat_shared([p[1] for p in parts], self.types)
+        blocks = [p[1] for p in parts]
+        del parts
+        if self.memory is None:
+            block = concat_shared(blocks, self.types)
+            return take_rows(block, sorted_rows(block, self.keys, None, threads), threads)
+        block, held = concat_counted(blocks, self.types, self.memory, self.reserved, "sort input")
+        del blocks
+        holding = Holding(self.memory, held, "sort output")
+        self.reserved = held
         order = sorted_rows(block, self.keys, None, threads, None, self.memory)
-        return take_rows(block, order, threads)
+        out = take_rows(block, order, threads, holding)
+        self.reserved = holding.held
+        return out
 
     def release(self):
         if self.memory is not None:

@@ -22,27 +22,56 @@ from __future__ import annotations
 import numpy as np
 
 from engine.block import Block, Vector, empty_vector, take_vector
+from engine.context import check_cancel
 from engine.errors import UnsupportedFeatureError
-from engine.operators.sort import sort_order, value_sort_key
+from engine.operators.sort import sorted_rows, value_sort_key
 from planner.logical import SortKey, Window, WindowFunction
 
 _SAFE_SUM = 1 << 62
 
 
-def compute_windows(node: Window, block: Block) -> Block:
+# working bytes per input row: a layout (sort order and its inverse, the
+# partition and peer bounds, row numbers, boundary flags and what makes them)
+# and one function at a time (frame bounds, the sorted argument, prefix
+# sums or gathers, the result before and after it is put back in input order)
+LAYOUT_BYTES_PER_ROW = 88
+FUNCTION_BYTES_PER_ROW = 96
+RESULT_BYTES_PER_ROW = 16
+
+
+def compute_windows(node: Window, block: Block, memory=None, threads: int = 1) -> Block:
+    """The input block plus one column per window function.  With
+    ``memory``: the input (whose collector let it go), a layout, one
+    function's working arrays and the results count against memory_limit
+    while they are computed (the sort's own arrays through sorted_rows)."""
     if block.n == 0:
         return Block(list(block.columns) + [empty_vector(f.type) for f in node.functions], 0)
+    n = block.n
     specs: dict[tuple, list[int]] = {}
     for i, f in enumerate(node.functions):
         key = (repr(f.partition), repr([(k.expr, k.ascending, k.nulls_first) for k in f.order]))
         specs.setdefault(key, []).append(i)
-    results: list[Vector | None] = [None] * len(node.functions)
-    for idxs in specs.values():
-        first = node.functions[idxs[0]]
-        layout = _Layout(block, first.partition, first.order)
-        for i in idxs:
-            results[i] = take_vector(_compute(node.functions[i], layout, block), layout.inverse)
-    return Block(list(block.columns) + results, block.n)
+    held = 0
+    if memory is not None:
+        from engine.operators.collect import held_nbytes
+        held = held_nbytes(block) + n * (LAYOUT_BYTES_PER_ROW + FUNCTION_BYTES_PER_ROW
+                                         + RESULT_BYTES_PER_ROW * len(node.functions))
+        memory.reserve(held, "window functions")
+    try:
+        results: list[Vector | None] = [None] * len(node.functions)
+        for idxs in specs.values():
+            first = node.functions[idxs[0]]
+            check_cancel()
+            layout = _Layout(block, first.partition, first.order, memory, threads)
+            for i in idxs:
+                check_cancel()
+                results[i] = take_vector(_compute(node.functions[i], layout, block),
+                                         layout.inverse)
+            del layout
+        return Block(list(block.columns) + results, block.n)
+    finally:
+        if memory is not None:
+            memory.release(held)
 
 
 def _evaluate(expr, block: Block) -> Vector:
@@ -84,12 +113,13 @@ def _segments(new: np.ndarray, n: int):
 class _Layout:
     """Sort order plus partition and peer boundaries of one window spec."""
 
-    def __init__(self, block: Block, partition, order):
+    def __init__(self, block: Block, partition, order, memory=None, threads: int = 1):
         n = block.n
         keys = [SortKey(p, True, False) for p in partition] + list(order)
         self.n = n
         self.order = list(order)
-        self.perm = sort_order(block, keys).astype(np.int64) if keys else np.arange(n, dtype=np.int64)
+        self.perm = (sorted_rows(block, keys, None, threads, None, memory).astype(np.int64)
+                     if keys else np.arange(n, dtype=np.int64))
         self.inverse = np.empty(n, np.int64)
         self.inverse[self.perm] = np.arange(n, dtype=np.int64)
         new_part = np.zeros(n, np.bool_)

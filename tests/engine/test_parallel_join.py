@@ -16,7 +16,7 @@ import engine.kernels.join_partition as join_partition
 from engine.block import Block, Vector
 from engine.context import MemoryTracker
 from engine.errors import MemoryLimitError
-from engine.operators import hashjoin
+from engine.operators import hashjoin, nljoin
 from engine.operators.hashjoin import HashBuildSink
 from engine.pipeline import BlockSource, Pipeline
 from engine.scheduler import run_pipeline
@@ -84,12 +84,11 @@ def _check(db, sql, monkeypatch, kinds=()):
     """Same rows as DuckDB, in the same order for every configuration; the
     plan uses the given join kinds."""
     seen = []
-    init = hashjoin.ProbeOperator.__init__
-
-    def spy(self, kind, *args, **kw):
-        seen.append(kind)
-        init(self, kind, *args, **kw)
-    monkeypatch.setattr(hashjoin.ProbeOperator, "__init__", spy)
+    for cls in (hashjoin.ProbeOperator, nljoin.NestedLoopJoin):   # keyed, keyless joins
+        def spy(self, kind, *args, _init=cls.__init__, **kw):
+            seen.append(kind)
+            _init(self, kind, *args, **kw)
+        monkeypatch.setattr(cls, "__init__", spy)
     want = duckdb_rows(sql, db)
     runs = _runs(db, sql, monkeypatch)
     first = next(iter(runs.values()))

@@ -143,6 +143,28 @@ def test_sorted_rows_match_reference(rows, keys, threads, run_rows, limit):
     assert got.tolist() == want[:limit]
 
 
+@settings(max_examples=60, deadline=None)
+@given(_table, _key_spec, st.sampled_from([1, 2]), st.sampled_from([3, 10, 40]),
+       st.one_of(st.none(), st.integers(0, 30)))
+def test_bounded_runs_and_merge_pieces_match_reference(rows, keys, threads, cap, limit):
+    """Runs and merge pieces cut at most ``cap`` rows long (MAX_*_ROWS: a
+    kernel call stays short, so a stop request is seen), whatever the
+    thread count: still the stable order."""
+    columns = [[r[c] for r in rows] for c in range(len(_KINDS))] if rows else [[]] * 5
+    block = _block(columns, _KINDS)
+    names = ("MAX_RUN_ROWS", "MAX_STRING_RUN_ROWS", "MAX_MERGE_ROWS", "MAX_STRING_MERGE_ROWS")
+    old = {name: getattr(sort_module, name) for name in names}
+    try:
+        for name in names:
+            setattr(sort_module, name, cap)
+        got = sort_module.sorted_rows(block, _sort_keys(block, keys), None, threads, limit)
+    finally:
+        for name, value in old.items():
+            setattr(sort_module, name, value)
+    want = reference_order(columns, _KINDS, keys)
+    assert got.tolist() == want[:limit]
+
+
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.tuples(_text, _float, _int, _int32, _dec), min_size=30, max_size=150),
        _key_spec, st.integers(1, 8), st.integers(1, 6), st.integers(1, 3))
@@ -202,8 +224,9 @@ def test_sort_sink_memory_is_released_and_limited():
     sink.release()
     assert tracker.used == 0 and tracker.peak > 16 * n
     assert out.columns[0].data.tolist() == sorted(block.columns[0].data.tolist(), reverse=True)
-    # input fits, the sort's key rows do not: a clear error, nothing left held
-    tracker = MemoryTracker(16 * n + 1000)
+    # input fits, and its concatenation (one column at a time over the
+    # parts), the sort's key rows do not: a clear error, nothing left held
+    tracker = MemoryTracker(16 * n + 8 * n + 1000)
     sink = sort_module.SortSink(keys, [T.BIGINT, T.DOUBLE], None, tracker, 1000)
     local = sink.make_local()
     for m in range(0, n, 1000):
