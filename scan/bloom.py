@@ -5,8 +5,9 @@ BloomFilterHeader (numBytes, algorithm BLOCK, hash XXHASH, compression
 UNCOMPRESSED) followed by ``numBytes`` of bitset.  The bitset is a sequence of
 32-byte blocks of eight little-endian uint32 words.  A value is hashed with
 XXH64 (seed 0) over its PLAIN encoding (BYTE_ARRAY: the bytes without the
-length prefix; scan/hashing.py, shared with the sketches of stats/); the block is ``((hash >> 32) * num_blocks) >> 32``; the low 32
-bits of the hash, multiplied by eight salts, pick one bit in each word.
+length prefix; scan/hashing.py, shared with the sketches of stats/); the
+block is ``((hash >> 32) * num_blocks) >> 32``; the low 32 bits of the
+hash, multiplied by eight salts, pick one bit in each word.
 
 ``BloomFilter.might_contain(value)`` takes a value in engine storage form (int,
 float, bytes/str); False means the value is certainly absent from the chunk.

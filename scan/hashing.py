@@ -27,6 +27,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from scan.memops import load4, load8
+
 P1 = np.uint64(11400714785074694791)
 P2 = np.uint64(14029467366897019727)
 P3 = np.uint64(1609587929392839161)
@@ -42,18 +44,12 @@ def _rotl(x, r):
 
 @njit(nogil=True, cache=True, inline="always")
 def _read64(buf, p):
-    v = np.uint64(0)
-    for k in range(8):
-        v |= np.uint64(buf[p + k]) << np.uint64(8 * k)
-    return v
+    return load8(buf, p)                  # little endian, unaligned
 
 
 @njit(nogil=True, cache=True, inline="always")
 def _read32(buf, p):
-    v = np.uint64(0)
-    for k in range(4):
-        v |= np.uint64(buf[p + k]) << np.uint64(8 * k)
-    return v
+    return np.uint64(load4(buf, p))
 
 
 @njit(nogil=True, cache=True, inline="always")

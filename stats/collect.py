@@ -58,6 +58,7 @@ class _Accumulator:
 
     def __init__(self):
         self.registers: dict = {}
+        self.seen: dict = {}                      # string column -> hll.new_seen(), None: off
         self.synopses: dict = {}
         self.pairs: dict = {}
 
@@ -76,6 +77,7 @@ class TableCollector:
         self._lock = threading.Lock()
         self._local = threading.local()           # .dictionaries: id -> (dictionary, hashes)
         self._done: dict = {}                     # file index -> FileStatistics (new parts)
+        self._no_seen = hll.new_seen()            # (the argument when unused)
 
     @property
     def names(self) -> list[str]:
@@ -102,7 +104,9 @@ class TableCollector:
                 regs = acc.registers.get(name)
                 if regs is None:
                     regs = acc.registers[name] = hll.new_registers(self.precision)
-                self._add_hll(regs, t, block)
+                    acc.seen[name] = hll.new_seen() if t.kind == STRING else None
+                if not self._add_hll(regs, acc.seen[name], t, block):
+                    acc.seen[name] = None
                 syn = acc.synopses.get(name)
                 if syn is None:
                     syn = acc.synopses[name] = SynopsisAccumulator(t.kind, plan.bounds)
@@ -116,15 +120,20 @@ class TableCollector:
                 regs = acc.pairs.get((a, b))
                 if regs is None:
                     regs = acc.pairs[(a, b)] = hll.new_registers(self.precision)
+                ta, tb = self.targets[a], self.targets[b]
+                na, nb = blocks[a].nulls, blocks[b].nulls
+                nulls = na if nb is None else nb if na is None else (na | nb)
+                nulls = hll.no_nulls() if nulls is None else nulls
+                if ta.kind in (INT, UINT) and tb.kind in (INT, UINT):
+                    hll.add_pair_ints(regs, blocks[a].values, blocks[b].values, nulls)
+                    continue
                 ha = hashes.get(a)
                 if ha is None:
                     ha = hashes[a] = self._row_hashes(self.targets[a], blocks[a])
                 hb = hashes.get(b)
                 if hb is None:
                     hb = hashes[b] = self._row_hashes(self.targets[b], blocks[b])
-                na, nb = blocks[a].nulls, blocks[b].nulls
-                nulls = na if nb is None else nb if na is None else (na | nb)
-                hll.add_pair_hashes(regs, ha, hb, hll.no_nulls() if nulls is None else nulls)
+                hll.add_pair_hashes(regs, ha, hb, nulls)
 
     def _accumulator(self, file_index: int) -> _Accumulator:
         key = (threading.get_ident(), file_index)
@@ -148,29 +157,38 @@ class TableCollector:
         cache[id(dictionary)] = (dictionary, out)
         return out
 
-    def _add_hll(self, regs, t: ColumnTarget, block: ColumnBlock) -> None:
+    def _add_hll(self, regs, seen, t: ColumnTarget, block: ColumnBlock) -> bool:
+        """Add a block's values; for strings, returns whether the ``seen``
+        memory paid (found at least 3/4 of the rows: else it is dropped,
+        its misses costing more than its hits save)."""
         nulls = hll.no_nulls() if block.nulls is None else block.nulls
         if t.kind == STRING:
             if block.values is None:
-                hll.add_codes(regs, self._dictionary_hashes(block.dictionary, block.heap),
-                              block.codes)
-            else:
-                hll.add_views(regs, block.values, _heap(block.heap), nulls)
-            return
+                hashes = self._dictionary_hashes(block.dictionary, block.heap)
+                hll.add_codes(regs, hashes, block.codes, self._used(len(hashes)))
+                return seen is not None
+            use = seen is not None
+            hits = hll.add_views(regs, self._no_seen if seen is None else seen, block.values,
+                                 _heap(block.heap), nulls, use)
+            return use and hits * 4 >= 3 * len(block)
         values = block.values
         if t.kind == FLOAT:
-            if values.dtype == np.float32:
-                hll.add_float32(regs, values, nulls)
-            else:
-                hll.add_float64(regs, values, nulls)
+            add = hll.add_float32 if values.dtype == np.float32 else hll.add_float64
+            add(regs, values, nulls)
+        elif t.kind == BOOL:
+            hll.add_int64(regs, values.view(np.uint8), nulls, 1)
         elif values.dtype.itemsize == 8:
             hll.add_int64(regs, values.view(np.int64), nulls, t.hash_width)
-        elif values.dtype.itemsize == 4 and t.kind != BOOL:
-            hll.add_int32(regs, values.view(np.int32), nulls)
-        elif t.kind == BOOL:
-            hll.add_int64(regs, values.astype(np.int64), nulls, 1)
-        else:
-            hll.add_int32(regs, values.astype(np.int32), nulls)
+        else:                                  # 1-4 byte integers: PLAIN INT32
+            hll.add_int32(regs, values, nulls)
+        return False
+
+    def _used(self, n: int) -> np.ndarray:
+        """The thread's scratch marks of dictionary entries (all 0)."""
+        used = getattr(self._local, "used", None)
+        if used is None or len(used) < n:
+            used = self._local.used = np.zeros(max(n, 1024), np.uint8)
+        return used[:n]
 
     def _row_hashes(self, t: ColumnTarget, block: ColumnBlock) -> np.ndarray:
         n = len(block)
@@ -182,16 +200,7 @@ class TableCollector:
             else:
                 hll.hash_views(block.values, _heap(block.heap), out)
             return out
-        values = block.values
-        if t.kind == FLOAT:
-            if values.dtype == np.float32:
-                hll.hash_float32(values, out)
-            else:
-                hll.hash_float64(values, out)
-            return out
-        # (any injective image will do: pair hashes are only counted)
-        ints = values.view(np.int64) if values.dtype.itemsize == 8 else values.astype(np.int64)
-        hll.hash_int64(ints, 8, out)
+        hll.hash_numbers(block.values.view(np.uint8) if t.kind == BOOL else block.values, out)
         return out
 
     # ---- per file, per scan ------------------------------------------------------

@@ -14,11 +14,13 @@ Registers are filled per block by the numba kernels below (``nogil``),
 into thread-local arrays; ``merge`` takes the maximum.  NULLs are never
 counted; floats hash their canonical bits (-0.0 as 0.0, one NaN), strings
 their bytes, integers of every kind (decimals, dates, times, timestamps)
-their stored integer in the width of their physical type.  A run of equal
-values hashes once (sorted and clustered columns pay one compare a row).
+their stored integer in the width of their physical type.  Numbers go
+through a vectorized two-pass kernel (below); strings remember recent
+short strings (``new_seen``) to hash a repeated one once; dictionary-coded
+strings mark the entries used and add each once.
 
 ``pack``/``unpack`` give the registers' compact form, kept between
-queries: zlib over the bytes, a few KiB for a column of millions of
+queries: zlib (level 1: ~90 us) over the bytes, about 7.5 KiB for a column of millions of
 distinct values and tens of bytes for a column of a few (register values
 cluster around log2(n / m)).
 """
@@ -38,8 +40,20 @@ P = 14
 _NO_NULLS = np.zeros(0, np.uint8)
 
 
+SEEN_SLOTS = 4096
+
+
 def new_registers(p: int = P) -> np.ndarray:
     return np.zeros(1 << p, np.int8)
+
+
+def new_seen() -> np.ndarray:
+    """add_views' memory of recently hashed short strings: pairs of int64
+    slots (a view's two words), at first a view of length 2**32 - 1,
+    which no string has."""
+    seen = np.zeros(2 * SEEN_SLOTS, np.int64)
+    seen[0::2] = 0xFFFFFFFF
+    return seen
 
 
 def precision_of(registers: np.ndarray) -> int:
@@ -55,106 +69,169 @@ def _precision(regs):
 def _update(regs, mask, p, h):
     i = np.int64(h & mask)
     rank = np.int8(leading_zeros(h >> p) - p + 1)
-    regs[i] = max(regs[i], rank)            # branchless: ranks rarely grow
+    if rank > regs[i]:                      # rarely true once the registers fill
+        regs[i] = rank
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _slot(v, mask):
+    u = np.uint64(v)
+    return np.int64((u ^ (u >> np.uint64(16)) ^ (u >> np.uint64(32))) & mask)
+
+
+# Numbers are added in two passes over chunks of _CHUNK rows: the first
+# turns every value into its register update -- (register << 8) | rank,
+# 0 for a NULL -- in a loop without branches that LLVM vectorizes (the
+# 64-bit multiplies and leading-zero counts of XXH64 in AVX-512 lanes);
+# the second applies the updates.  0.7-0.9 ns a row at TPC-H SF1 sizes,
+# against 2.2-2.4 ns for one pass hashing and updating row by row.
+_CHUNK = 4096
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _code(h, p, mask):
+    return np.uint32(((h & mask) << np.uint64(8)) | np.uint64(leading_zeros(h >> p) - p + 1))
 
 
 @njit(nogil=True, cache=True)
-def add_int64(regs, values, nulls, width):
-    """Hash every non-NULL ``values[i]`` (int64) in ``width`` bytes (8, 4
-    or 1: the low bytes of the stored integer) into the registers."""
+def _codes_w8(values, nulls, has_nulls, p, mask, out):
+    for k in range(values.shape[0]):
+        c = _code(xxh64_u64(np.uint64(np.int64(values[k]))), p, mask)
+        if has_nulls:
+            c = c if nulls[k] == 0 else np.uint32(0)
+        out[k] = c
+
+
+@njit(nogil=True, cache=True)
+def _codes_w4(values, nulls, has_nulls, p, mask, out):
+    for k in range(values.shape[0]):
+        c = _code(xxh64_u32(np.uint64(np.int64(values[k]))), p, mask)
+        if has_nulls:
+            c = c if nulls[k] == 0 else np.uint32(0)
+        out[k] = c
+
+
+@njit(nogil=True, cache=True)
+def _codes_w1(values, nulls, has_nulls, p, mask, out):
+    for k in range(values.shape[0]):
+        c = _code(xxh64_u8(np.uint64(np.int64(values[k]))), p, mask)
+        if has_nulls:
+            c = c if nulls[k] == 0 else np.uint32(0)
+        out[k] = c
+
+
+@njit(nogil=True, cache=True)
+def _codes_f64(values, nulls, has_nulls, p, mask, out):
+    for k in range(values.shape[0]):
+        c = _code(xxh64_u64(canonical_float64_bits(values[k])), p, mask)
+        if has_nulls:
+            c = c if nulls[k] == 0 else np.uint32(0)
+        out[k] = c
+
+
+@njit(nogil=True, cache=True)
+def _codes_f32(values, nulls, has_nulls, p, mask, out):
+    for k in range(values.shape[0]):
+        c = _code(xxh64_u32(canonical_float32_bits(values[k])), p, mask)
+        if has_nulls:
+            c = c if nulls[k] == 0 else np.uint32(0)
+        out[k] = c
+
+
+@njit(nogil=True, cache=True)
+def _apply(regs, codes):
+    for k in range(codes.shape[0]):
+        x = codes[k]
+        i = np.int64(x >> np.uint32(8))
+        r = np.int8(x & np.uint32(0xFF))
+        if r > regs[i]:
+            regs[i] = r
+
+
+@njit(nogil=True, cache=True)
+def _add_numbers(regs, values, nulls, kind):
+    """kind: 8 / 4 / 1 integers hashed in that many bytes, 64 / 32 floats."""
     p = _precision(regs)
     mask = np.uint64(regs.shape[0] - 1)
+    n = values.shape[0]
     has_nulls = nulls.shape[0] > 0
-    first = True
-    prev = np.int64(0)
-    for k in range(values.shape[0]):
-        if has_nulls and nulls[k]:
-            continue
-        v = values[k]
-        if not first and v == prev:
-            continue
-        first = False
-        prev = v
-        u = np.uint64(v)
-        if width == 8:
-            h = xxh64_u64(u)
-        elif width == 4:
-            h = xxh64_u32(u)
+    buf = np.empty(_CHUNK, np.uint32)
+    for s in range(0, n, _CHUNK):
+        e = min(n, s + _CHUNK)
+        out = buf[:e - s]
+        nl = nulls[s:e] if has_nulls else nulls
+        if kind == 8:
+            _codes_w8(values[s:e], nl, has_nulls, p, mask, out)
+        elif kind == 4:
+            _codes_w4(values[s:e], nl, has_nulls, p, mask, out)
+        elif kind == 1:
+            _codes_w1(values[s:e], nl, has_nulls, p, mask, out)
+        elif kind == 64:
+            _codes_f64(values[s:e], nl, has_nulls, p, mask, out)
         else:
-            h = xxh64_u8(u)
-        _update(regs, mask, p, h)
+            _codes_f32(values[s:e], nl, has_nulls, p, mask, out)
+        _apply(regs, out)
 
 
-@njit(nogil=True, cache=True)
-def add_int32(regs, values, nulls):
+def add_int64(regs, values, nulls, width: int) -> None:
+    """Hash every non-NULL ``values[i]`` (an integer array) in ``width``
+    bytes (8, 4 or 1: the low bytes of the stored integer, its PLAIN
+    encoding) into the registers."""
+    _add_numbers(regs, values, nulls, width)
+
+
+def add_int32(regs, values, nulls) -> None:
     """Hash every non-NULL ``values[i]`` (int32, PLAIN INT32) into the registers."""
-    p = _precision(regs)
-    mask = np.uint64(regs.shape[0] - 1)
-    has_nulls = nulls.shape[0] > 0
-    first = True
-    prev = np.int32(0)
-    for k in range(values.shape[0]):
-        if has_nulls and nulls[k]:
-            continue
-        v = values[k]
-        if not first and v == prev:
-            continue
-        first = False
-        prev = v
-        _update(regs, mask, p, xxh64_u32(np.uint64(np.uint32(v))))
+    _add_numbers(regs, values, nulls, 4)
+
+
+def add_float64(regs, values, nulls) -> None:
+    _add_numbers(regs, values, nulls, 64)
+
+
+def add_float32(regs, values, nulls) -> None:
+    _add_numbers(regs, values, nulls, 32)
 
 
 @njit(nogil=True, cache=True)
-def add_float64(regs, values, nulls):
+def add_views(regs, seen, views, heap, nulls, use_seen=True):
+    """Hash the bytes of every non-NULL string view into the registers
+    (``seen`` remembers recent short strings by their view words)."""
     p = _precision(regs)
     mask = np.uint64(regs.shape[0] - 1)
+    smask = np.uint64(seen.shape[0] // 2 - 1)
     has_nulls = nulls.shape[0] > 0
-    for k in range(values.shape[0]):
-        if has_nulls and nulls[k]:
-            continue
-        _update(regs, mask, p, xxh64_u64(canonical_float64_bits(values[k])))
-
-
-@njit(nogil=True, cache=True)
-def add_float32(regs, values, nulls):
-    p = _precision(regs)
-    mask = np.uint64(regs.shape[0] - 1)
-    has_nulls = nulls.shape[0] > 0
-    for k in range(values.shape[0]):
-        if has_nulls and nulls[k]:
-            continue
-        _update(regs, mask, p, xxh64_u32(canonical_float32_bits(values[k])))
-
-
-@njit(nogil=True, cache=True)
-def add_views(regs, views, heap, nulls):
-    """Hash the bytes of every non-NULL string view into the registers."""
-    p = _precision(regs)
-    mask = np.uint64(regs.shape[0] - 1)
-    has_nulls = nulls.shape[0] > 0
+    hits = 0
     for k in range(views.shape[0]):
         if has_nulls and nulls[k]:
             continue
-        if k > 0 and views[k, 0] == views[k - 1, 0] and views[k, 1] == views[k - 1, 1] \
-                and not (has_nulls and nulls[k - 1]):
-            continue            # the same view: the same string
+        w0 = views[k, 0]
+        w1 = views[k, 1]
+        if use_seen and (w0 & np.uint64(0xFFFFFFFF)) <= np.uint64(12):
+            s = 2 * _slot(w0 ^ (w1 * np.uint64(0x9E3779B97F4A7C15)), smask)
+            if np.uint64(seen[s]) == w0 and np.uint64(seen[s + 1]) == w1:
+                hits += 1
+                continue
+            seen[s] = np.int64(w0)
+            seen[s + 1] = np.int64(w1)
         _update(regs, mask, p, xxh64_view(views, k, heap))
+    return hits
 
 
 @njit(nogil=True, cache=True)
-def add_codes(regs, entry_hashes, codes):
+def add_codes(regs, entry_hashes, codes, used):
     """Dictionary-coded strings: ``entry_hashes[c]`` is the hash of
-    dictionary entry c (hashed once per dictionary); every row adds the
-    hash of its code."""
+    dictionary entry c (hashed once per dictionary); the entries some row
+    uses are marked in ``used`` (uint8, one per entry, cleared here) and
+    added once each."""
     p = _precision(regs)
     mask = np.uint64(regs.shape[0] - 1)
-    prev = np.int64(-1)
     for k in range(codes.shape[0]):
-        c = np.int64(codes[k])
-        if c == prev:
-            continue
-        prev = c
-        _update(regs, mask, p, entry_hashes[c])
+        used[codes[k]] = 1
+    for c in range(used.shape[0]):
+        if used[c]:
+            used[c] = 0
+            _update(regs, mask, p, entry_hashes[c])
 
 
 @njit(nogil=True, cache=True)
@@ -172,27 +249,32 @@ def add_hashes(regs, hashes, nulls):
 # ---- per-row hashes (pairs of columns) -------------------------------------------
 
 @njit(nogil=True, cache=True)
-def hash_int64(values, width, out):
+def _hash_w8(values, out):
     for k in range(values.shape[0]):
-        u = np.uint64(values[k])
-        if width == 8:
-            out[k] = xxh64_u64(u)
-        elif width == 4:
-            out[k] = xxh64_u32(u)
-        else:
-            out[k] = xxh64_u8(u)
+        out[k] = xxh64_u64(np.uint64(np.int64(values[k])))
 
 
 @njit(nogil=True, cache=True)
-def hash_float64(values, out):
+def _hash_f64(values, out):
     for k in range(values.shape[0]):
         out[k] = xxh64_u64(canonical_float64_bits(values[k]))
 
 
 @njit(nogil=True, cache=True)
-def hash_float32(values, out):
+def _hash_f32(values, out):
     for k in range(values.shape[0]):
         out[k] = xxh64_u32(canonical_float32_bits(values[k]))
+
+
+def hash_numbers(values: np.ndarray, out: np.ndarray) -> None:
+    """out[i] = a 64-bit hash of values[i] (pairs only count hashes, so
+    any injective image will do: integers of every width as int64)."""
+    if values.dtype == np.float64:
+        _hash_f64(values, out)
+    elif values.dtype == np.float32:
+        _hash_f32(values, out)
+    else:
+        _hash_w8(values, out)
 
 
 @njit(nogil=True, cache=True)
@@ -208,19 +290,51 @@ def gather_hashes(entry_hashes, codes, out):
 
 
 @njit(nogil=True, cache=True)
+def _pair_codes(a, b, nulls, has_nulls, p, mask, out):
+    for k in range(a.shape[0]):
+        hb = b[k]
+        mixed = a[k] ^ ((hb << np.uint64(29)) | (hb >> np.uint64(35)))
+        c = _code(xxh64_u64(mixed), p, mask)
+        if has_nulls:
+            c = c if nulls[k] == 0 else np.uint32(0)
+        out[k] = c
+
+
+@njit(nogil=True, cache=True)
+def add_pair_ints(regs, a, b, nulls):
+    """Registers of the pairs (a[i], b[i]) of two integer columns, hashed
+    chunk by chunk (no per-row hash arrays)."""
+    p = _precision(regs)
+    mask = np.uint64(regs.shape[0] - 1)
+    n = a.shape[0]
+    has_nulls = nulls.shape[0] > 0
+    ha = np.empty(_CHUNK, np.uint64)
+    hb = np.empty(_CHUNK, np.uint64)
+    buf = np.empty(_CHUNK, np.uint32)
+    for s in range(0, n, _CHUNK):
+        e = min(n, s + _CHUNK)
+        _hash_w8(a[s:e], ha[:e - s])
+        _hash_w8(b[s:e], hb[:e - s])
+        out = buf[:e - s]
+        _pair_codes(ha[:e - s], hb[:e - s], nulls[s:e] if has_nulls else nulls, has_nulls, p,
+                    mask, out)
+        _apply(regs, out)
+
+
+@njit(nogil=True, cache=True)
 def add_pair_hashes(regs, a, b, nulls):
     """Registers of the pairs (a[i], b[i]): their hashes combined (rows with
     a NULL on either side skipped: ``nulls`` is the OR of both)."""
     p = _precision(regs)
     mask = np.uint64(regs.shape[0] - 1)
+    n = a.shape[0]
     has_nulls = nulls.shape[0] > 0
-    rot = np.uint64(29)
-    for k in range(a.shape[0]):
-        if has_nulls and nulls[k]:
-            continue
-        hb = b[k]
-        mixed = a[k] ^ ((hb << rot) | (hb >> np.uint64(64 - 29)))
-        _update(regs, mask, p, xxh64_u64(mixed))
+    buf = np.empty(_CHUNK, np.uint32)
+    for s in range(0, n, _CHUNK):
+        e = min(n, s + _CHUNK)
+        out = buf[:e - s]
+        _pair_codes(a[s:e], b[s:e], nulls[s:e] if has_nulls else nulls, has_nulls, p, mask, out)
+        _apply(regs, out)
 
 
 # ---- estimates, merging, packing -------------------------------------------------
@@ -244,7 +358,7 @@ def merge_into(target: np.ndarray, other: np.ndarray) -> None:
 
 def pack(registers: np.ndarray) -> bytes:
     """The compact form kept between queries (zlib over the int8 bytes)."""
-    return zlib.compress(registers.tobytes(), 6)
+    return zlib.compress(registers.tobytes(), 1)
 
 
 def unpack(packed: bytes) -> np.ndarray:

@@ -92,33 +92,52 @@ class FooterRange:
 def minmax_numbers(values, nulls, first_row, bounds, lo, hi, seen, null_counts):
     """Fold rows [first_row, first_row + n) into the synopses they fall in:
     ``bounds`` are the synopses' row boundaries; NaN is left out; -0.0 is
-    taken as 0.0."""
+    taken as 0.0.  One tight loop per synopsis piece of the block."""
     n = values.shape[0]
     has_nulls = nulls.shape[0] > 0
     s = np.searchsorted(bounds, first_row, side="right") - 1
-    end = bounds[s + 1]
-    for k in range(n):
-        r = first_row + k
-        while r >= end:
-            s += 1
-            end = bounds[s + 1]
-        if has_nulls and nulls[k]:
-            null_counts[s] += 1
-            continue
-        v = values[k]
-        if v != v:
-            continue
-        if v == 0:
-            v = v - v                    # -0.0 -> 0.0 (ints unchanged)
-        if not seen[s]:
-            seen[s] = True
-            lo[s] = v
-            hi[s] = v
-        else:
-            if v < lo[s]:
-                lo[s] = v
-            if v > hi[s]:
-                hi[s] = v
+    k = 0
+    while k < n:
+        stop = min(n, bounds[s + 1] - first_row)
+        j = k
+        while j < stop:                     # the piece's first non-NULL, non-NaN value
+            if has_nulls and nulls[j]:
+                null_counts[s] += 1
+            elif values[j] == values[j]:
+                break
+            j += 1
+        found = j < stop
+        a = values[j] if found else values[k]
+        b = a
+        if found and has_nulls:
+            for i in range(j + 1, stop):
+                if nulls[i]:
+                    null_counts[s] += 1
+                    continue
+                v = values[i]
+                if v == v:
+                    a = min(a, v)
+                    b = max(b, v)
+        elif found:
+            for i in range(j + 1, stop):    # (ints: a plain min/max loop, vectorized)
+                v = values[i]
+                if v == v:
+                    a = min(a, v)
+                    b = max(b, v)
+        if found:
+            if a == 0:
+                a = a - a                   # -0.0 -> 0.0 (ints unchanged)
+            if b == 0:
+                b = b - b
+            if not seen[s]:
+                seen[s] = True
+                lo[s] = a
+                hi[s] = b
+            else:
+                lo[s] = min(lo[s], a)
+                hi[s] = max(hi[s], b)
+        k = stop
+        s += 1
 
 
 @njit(nogil=True, cache=True, inline="always")

@@ -205,8 +205,20 @@ def column_nbytes(name: str, files: list, sample: TableSample | None) -> int:
     return total
 
 
-def sample_overhead(sample: TableSample | None) -> int:
-    return 0 if sample is None else sample.positions.nbytes
+def statistics_nbytes(files: list, sample: TableSample | None) -> int:
+    """Bytes a table's statistics hold: every column's registers, synopses
+    and sample values, pair sketches, synopsis bounds and sample positions
+    (array and byte-string payloads; the Python records around them add
+    about 200 bytes per column)."""
+    total = 0
+    for f in files:
+        if f is None:
+            continue
+        total += f.bounds.nbytes + sum(c.nbytes for c in f.columns.values())
+        total += sum(len(p[0]) + 8 for p in f.pairs.values())
+    if sample is not None:
+        total += sample.positions.nbytes + sum(c.nbytes for c in sample.columns.values())
+    return total
 
 
 SampleColumn = SampleColumn         # re-exported: the store's record types in one place
