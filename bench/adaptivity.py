@@ -100,7 +100,7 @@ def joins(node):
         stack.extend(n.children)
 
 
-def q_errors(plan, duck, memo: dict) -> list[float]:
+def q_errors(plan, duck, memo: dict, verbose: bool = False) -> list[float]:
     out = []
     for j in joins(plan):
         try:
@@ -111,7 +111,18 @@ def q_errors(plan, duck, memo: dict) -> list[float]:
             memo[sql] = duck.execute(f"SELECT count(*) FROM ({sql}) x").fetchone()[0]
         est, actual = max(estimate(j), 1.0), max(memo[sql], 1)
         out.append(max(est / actual, actual / est))
+        if verbose:
+            tables = sorted(os.path.basename(s.files[0]).split(".")[0] for s in scans(j))
+            print(f"      {j.kind:5} {' '.join(tables):<45} est {est:>12,.0f} "
+                  f"actual {actual:>12,} q {out[-1]:.2f}")
     return out
+
+
+def scans(node):
+    if isinstance(node, Scan):
+        yield node
+    for c in node.children:
+        yield from scans(c)
 
 
 _ESTIMATE = re.compile(r"\s*\(~[^)]*\)")
@@ -174,6 +185,7 @@ def main(argv=None) -> int:
     ap.add_argument("--first-repeat", type=int, default=2,
                     help="fresh connections per first run, stats on and off (best)")
     ap.add_argument("--no-qerror", action="store_true", help="skip the DuckDB join counts")
+    ap.add_argument("--verbose", action="store_true", help="every join's estimate and size")
     args = ap.parse_args(argv)
     import duckdb
     queries = [int(x) for x in args.queries.split(",")]
@@ -208,7 +220,8 @@ def main(argv=None) -> int:
         first, off_t = min(firsts), min(offs)
         second = best(lambda: timed(con, sql), args.repeat)
         changed = join_plan(con, sql) != plan_before
-        errs = [] if args.no_qerror else q_errors(plan_of(con, sql), duck, counts)
+        errs = [] if args.no_qerror else q_errors(plan_of(con, sql), duck, counts,
+                                                  args.verbose)
         duck.execute(sql).fetchall()                    # warm
         duck_t = best(lambda: _duck_time(duck, sql), args.repeat)
         share = (first - off_t) / first

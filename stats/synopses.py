@@ -5,7 +5,8 @@ A file gets at most ``cap`` synopses (Config.statistics_synopses, 100).
 consecutive row groups share a synopsis (as evenly as the count allows);
 with fewer, each row group gets one or more, big row groups cut into
 equal row ranges so that every synopsis holds about rows / cap rows (a
-one-row-group Arrow file still gets up to ``cap``).  The cut depends on
+one-row-group Arrow file still gets up to ``cap``; pieces hold at least
+MIN_SYNOPSIS_ROWS rows).  The cut depends on
 the row-group sizes only: the same for every query, thread count and
 block size.
 
@@ -30,10 +31,16 @@ from numba import njit
 from stats.columns import BOOL, FLOAT, INT, STRING, UINT, ColumnBlock, PackedBytes, views_as_bytes
 
 
+# a row group is cut into synopses of at least this many rows
+MIN_SYNOPSIS_ROWS = 2048
+
+
 def synopsis_bounds(row_group_rows, cap: int) -> np.ndarray:
     """Row boundaries of a file's synopses: increasing int64, 0 first and
     the file's rows last; at most ``cap`` synopses; every row-group
-    boundary of a file with at most ``cap`` row groups is among them."""
+    boundary of a file with at most ``cap`` row groups is among them, and
+    row groups are cut into pieces of about rows / cap rows (no fewer than
+    MIN_SYNOPSIS_ROWS)."""
     sizes = [int(n) for n in row_group_rows]
     ends = np.cumsum([0] + sizes).astype(np.int64)
     total = int(ends[-1])
@@ -45,7 +52,7 @@ def synopsis_bounds(row_group_rows, cap: int) -> np.ndarray:
         # row groups i*groups//cap .. (i+1)*groups//cap - 1 form synopsis i
         picks = [(i * groups) // cap for i in range(cap)] + [groups]
         return np.unique(ends[picks])
-    target = -(-total // cap)
+    target = max(-(-total // cap), MIN_SYNOPSIS_ROWS)
     while True:
         pieces = [max(1, n // target) if n else 0 for n in sizes]
         if sum(pieces) <= cap:

@@ -105,7 +105,9 @@ def test_synopses_equal_duckdb_min_max(files, layout):
 
 
 def test_synopsis_bounds():
-    assert synopsis_bounds([1000], 100).tolist() == list(range(0, 1001, 10))
+    assert synopsis_bounds([1_000_000], 100).tolist() == list(range(0, 1_000_001, 10_000))
+    assert synopsis_bounds([1000, 3000], 100).tolist() == [0, 1000, 4000]   # small: kept whole
+    assert len(synopsis_bounds([100_000], 100)) - 1 == 48                   # >= 2048 rows each
     b = synopsis_bounds([10] * 250, 100)             # grouped, every cut a row-group end
     assert len(b) == 101 and all(x % 10 == 0 for x in b)
     b = synopsis_bounds([100_000, 5, 100_000], 100)  # small groups keep their own synopsis
