@@ -5,10 +5,9 @@ registers, a standard error of 1.04 / sqrt(m) = 0.81%).  A value's 64-bit
 hash (scan/hashing.py: XXH64 of its PLAIN encoding) picks register
 ``h & (m - 1)`` by its low p bits; the register keeps the largest rank
 seen, the rank being one plus the leading zeros of ``h >> p`` counted in
-64 - p bits.  That is datasketch's layout, so ``count`` hands the
-registers to ``datasketch.HyperLogLogPlusPlus(reg=...)`` for the estimate:
-linear counting below its per-precision threshold, the raw estimate with
-HLL++'s empirical bias correction up to 5m, the raw estimate above.
+64 - p bits: datasketch's layout, so ``datasketch.HyperLogLogPlusPlus(
+reg=...)`` reads the same registers (the tests compare).  ``count`` is
+Ertl's improved raw estimator (see there).
 
 Registers are filled per block by the numba kernels below (``nogil``),
 into thread-local arrays; ``merge`` takes the maximum.  NULLs are never
@@ -27,6 +26,7 @@ cluster around log2(n / m)).
 
 from __future__ import annotations
 
+import math
 import zlib
 
 import numpy as np
@@ -340,11 +340,51 @@ def add_pair_hashes(regs, a, b, nulls):
 # ---- estimates, merging, packing -------------------------------------------------
 
 def count(registers: np.ndarray) -> float:
-    """The HLL++ estimate of the distinct values behind the registers."""
-    if not registers.any():
+    """The distinct values behind the registers: Ertl's improved raw
+    estimator ("New cardinality estimation algorithms for HyperLogLog
+    sketches", 2017, Algorithm 6).  It needs no empirical tables and is
+    close to unbiased from 1 value up (linear counting's accuracy for few
+    values, HLL++'s bias correction in the middle range, the raw
+    estimate above): within 0.1-0.5% of datasketch's HyperLogLogPlusPlus
+    on the same registers (tests/stats/test_distinct.py), and without
+    importing it (0.6 s of scipy imports on a process's first query)."""
+    m = registers.shape[0]
+    p = int(m).bit_length() - 1
+    q = 64 - p
+    hist = np.bincount(registers.astype(np.int64), minlength=q + 2).astype(np.float64)
+    if hist[0] == m:
         return 0.0
-    from datasketch import HyperLogLogPlusPlus
-    return float(HyperLogLogPlusPlus(reg=registers.astype(np.int8, copy=False)).count())
+    z = m * _tau(1.0 - hist[q + 1] / m)
+    for k in range(q, 0, -1):
+        z = 0.5 * (z + hist[k])
+    z += m * _sigma(hist[0] / m)
+    return m * m / (2.0 * math.log(2.0)) / z
+
+
+def _sigma(x: float) -> float:
+    if x == 1.0:
+        return math.inf
+    y, z = 1.0, x
+    while True:
+        x *= x
+        z_old = z
+        z += x * y
+        y += y
+        if z == z_old:
+            return z
+
+
+def _tau(x: float) -> float:
+    if x == 0.0 or x == 1.0:
+        return 0.0
+    y, z = 1.0, 1.0 - x
+    while True:
+        x = math.sqrt(x)
+        z_old = z
+        y *= 0.5
+        z -= (1.0 - x) ** 2 * y
+        if z == z_old:
+            return z / 3.0
 
 
 def merge(a: np.ndarray, b: np.ndarray) -> np.ndarray:
