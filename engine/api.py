@@ -369,7 +369,8 @@ class Connection:
         from engine.context import ExecutionContext
         from engine.executor import execute
         ctx = ExecutionContext(self._config, self._catalog.open_file,
-                               caches=self._catalog.memory_caches())
+                               caches=self._catalog.memory_caches(),
+                               statistics=self._catalog.statistics)
         self._running = ctx.cancel
         try:
             out = execute(plan, ctx)

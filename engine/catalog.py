@@ -49,6 +49,7 @@ class Catalog:
         self._epoch = 0                 # begin_query count: remote validation
         self._hive: dict = {}           # path -> [(name, type, value)]
         self._wrapped: dict = {}        # path -> (file, partitions, PartitionedFile)
+        self._statistics = None
 
     # ---------------------------------------------------------------- views
     def lookup_view(self, name: str):
@@ -145,6 +146,8 @@ class Catalog:
             http.close()
         if self._buffer_manager is not None:
             self._buffer_manager.invalidate()
+        if self._statistics is not None:
+            self._statistics.clear()
 
     def open_file(self, path: str):
         """The scan.ParquetFile of ``path``, cached while the file is unchanged
@@ -206,6 +209,19 @@ class Catalog:
         with self._lock:
             self._wrapped[path] = (pf, parts, wrapped)
         return wrapped
+    def file_identity(self, path: str) -> tuple:
+        """(path, size, mtime in ns) of the file as opened now: what its
+        statistics are keyed by (a rewritten file has none)."""
+        self.open_file(path)
+        from scan.io.source import is_url
+        if is_url(path):
+            with self._lock:
+                hit = self._files.get(path)
+            return (path, hit[0][0])            # (url, (size, etag or last-modified))
+        with self._lock:
+            hit = self._files.get(path)
+        size, mtime_ns = hit[0][0], hit[0][1]
+        return (path, size, mtime_ns)
 
     def resolve_files(self, spec) -> list[str]:
         """Expand a spec (path, glob, directory, URL, or list of those) to files."""
@@ -279,11 +295,26 @@ class Catalog:
                     self._hive[f] = [(n, t, partitions[f][n]) for n, t in pcols]
         return TableInfo(files=files, columns=columns, row_count=rows, partitions=partitions)
 
+    # ---------------------------------------------------------------- statistics
+    @property
+    def statistics(self):
+        """The connection's engine.statistics.StatisticsService."""
+        if self._statistics is None:
+            from engine.statistics import StatisticsService
+            with self._lock:
+                if self._statistics is None:
+                    self._statistics = StatisticsService(self)
+        return self._statistics
+
     def table_statistics(self, files: list[str]):
-        """planner.statistics.TableStatistics of the table made of ``files``;
-        None until stats/ collects them (the planner then uses footer row
-        counts and default selectivities)."""
-        return None
+        """planner.statistics.TableStatistics of the table made of ``files``
+        (stats.estimates.TableEstimates over what the scans collected), or
+        None when the ``statistics`` option is off."""
+        return self.statistics.table_statistics(files)
+
+    def statistics_table(self, spec) -> tuple[list, list]:
+        """pqdb_statistics(spec): (columns, rows), one row per column."""
+        return self.statistics.statistics_table(self.resolve_files(spec))
 
 
 def buffer_budget(config: Config) -> int:

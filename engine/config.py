@@ -182,8 +182,9 @@ class Config:
     block_bytes: int = 16 << 20           # a scan block's buffer: rows = bytes / row width
     preserve_order: bool = True           # plain scans return rows in file order
     verify_checksums: bool = True
-    synopsis_cap: int = 100
-    sample_size: int = 1024
+    statistics: bool = True               # collect and use adaptive statistics (stats/)
+    statistics_sample: int = 1024         # sample rows per table
+    statistics_synopses: int = 100        # synopses (min/max/nulls of a row range) per file
     cache_directory: str = ""
     http_timeout: float = 30.0            # seconds per request (then retried)
     http_retries: int = 3                 # retries of a failed request, with backoff
@@ -203,8 +204,9 @@ class Config:
         "block_bytes": _parse_bytes,
         "preserve_order": _parse_bool,
         "verify_checksums": _parse_bool,
-        "synopsis_cap": _parse_positive_int,
-        "sample_size": _parse_positive_int,
+        "statistics": _parse_bool,
+        "statistics_sample": _parse_positive_int,
+        "statistics_synopses": _parse_positive_int,
         "cache_directory": str,
         "http_timeout": _parse_float,
         "http_retries": _parse_non_negative_int,

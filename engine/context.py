@@ -203,9 +203,12 @@ def check_cancel() -> None:
 
 class PruningCounters:
     """What the scans of one query skipped by footer statistics, the page
-    index and bloom filters (engine/filtering/pruning.py).  Thread-safe."""
+    index and bloom filters (engine/filtering/pruning.py), and by synopses
+    (``synopses_skipped``: morsels no row of which can match; their rows
+    count in rows_skipped, whole row groups in row_groups_skipped).
+    Thread-safe."""
     FIELDS = ("row_groups_scanned", "row_groups_skipped", "bloom_rejections",
-              "pages_skipped", "rows_skipped")
+              "pages_skipped", "rows_skipped", "synopses_skipped")
 
     def __init__(self):
         self._lock = threading.Lock()
@@ -232,6 +235,8 @@ class ExecutionContext:
     pruning: PruningCounters = field(default_factory=PruningCounters)
     caches: tuple | None = None                 # counted against memory_limit, evicted first
     cancel: CancelToken | None = None           # the query's stop request
+    statistics: object = None                   # engine.statistics.StatisticsService, or None
+    statistics_claims: set = field(default_factory=set)   # what this query's scans collect
 
     def __post_init__(self):
         if self.caches is None:

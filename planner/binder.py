@@ -225,6 +225,8 @@ class QueryBinder:
 
     def _table_function(self, func, alias, col_aliases, table) -> Relation:
         name = func.name.lower() if isinstance(func, exp.Anonymous) else func.sql_name().lower()
+        if name == "pqdb_statistics":
+            return self._statistics_table(func, alias, col_aliases, table)
         if name not in _PARQUET_FUNCTIONS:
             raise UnsupportedFeatureError(f"table function {name}() is not supported")
         args = func.expressions
@@ -247,6 +249,33 @@ class QueryBinder:
         if not specs:
             raise self.ctx.error(f"{name}() needs a file name", table)
         return self._scan(specs, alias or name, col_aliases, table, options)
+
+    def _statistics_table(self, func, alias, col_aliases, table) -> Relation:
+        """pqdb_statistics('path or glob'): what the connection's statistics
+        know of a table, one row per column (catalog.statistics_table), as
+        a UNION ALL of constant rows."""
+        from planner.expressions import Literal
+        from planner.logical import Filter, Union
+        from planner.types import BOOLEAN
+        args = func.expressions
+        if len(args) != 1 or not (isinstance(args[0], exp.Literal) and args[0].is_string):
+            raise self.ctx.error("pqdb_statistics() takes one file name, glob or directory",
+                                 table)
+        method = getattr(self.ctx.catalog, "statistics_table", None)
+        if method is None:
+            raise UnsupportedFeatureError("pqdb_statistics() needs a catalog with statistics")
+        columns, rows = method(args[0].this)
+        names = [n for n, _ in columns]
+
+        def row(values):
+            return Project(OneRow(), [Literal(v, t) for v, (_, t) in zip(values, columns)], names)
+        if not rows:
+            node = Filter(row([None] * len(columns)), Literal(False, BOOLEAN))
+        elif len(rows) == 1:
+            node = row(rows[0])
+        else:
+            node = Union([row(r) for r in rows], names)
+        return self._named(node, alias or "pqdb_statistics", col_aliases, table)
 
     def _option_value(self, func: str, opt: str, node):
         if isinstance(node, exp.Boolean):

@@ -5,8 +5,9 @@ BloomFilterHeader (numBytes, algorithm BLOCK, hash XXHASH, compression
 UNCOMPRESSED) followed by ``numBytes`` of bitset.  The bitset is a sequence of
 32-byte blocks of eight little-endian uint32 words.  A value is hashed with
 XXH64 (seed 0) over its PLAIN encoding (BYTE_ARRAY: the bytes without the
-length prefix); the block is ``((hash >> 32) * num_blocks) >> 32``; the low 32
-bits of the hash, multiplied by eight salts, pick one bit in each word.
+length prefix; scan/hashing.py, shared with the sketches of stats/); the
+block is ``((hash >> 32) * num_blocks) >> 32``; the low 32 bits of the
+hash, multiplied by eight salts, pick one bit in each word.
 
 ``BloomFilter.might_contain(value)`` takes a value in engine storage form (int,
 float, bytes/str); False means the value is certainly absent from the chunk.
@@ -25,6 +26,7 @@ from numba import njit
 
 from scan import thrift as T
 from scan.errors import FileFormatError, UnsupportedFeatureError
+from scan.hashing import xxh64, xxh64_many  # noqa: F401 (xxh64: re-exported)
 from scan.metadata import locate_chunk
 
 _E = T.EMPTY
@@ -37,100 +39,8 @@ BLOOM_FILTER_HEADER = {
 MAX_BLOOM_BYTES = 128 * 1024 * 1024     # the spec's upper bound on numBytes
 BLOCK_BYTES = 32
 
-# ---- XXH64 ------------------------------------------------------------------
-_P1 = np.uint64(11400714785074694791)
-_P2 = np.uint64(14029467366897019727)
-_P3 = np.uint64(1609587929392839161)
-_P4 = np.uint64(9650029242287828579)
-_P5 = np.uint64(2870177450012600261)
 _SALTS = np.array([0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d,
                    0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31], dtype=np.uint64)
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _rotl(x, r):
-    return (x << np.uint64(r)) | (x >> np.uint64(64 - r))
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _read64(buf, p):
-    v = np.uint64(0)
-    for k in range(8):
-        v |= np.uint64(buf[p + k]) << np.uint64(8 * k)
-    return v
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _read32(buf, p):
-    v = np.uint64(0)
-    for k in range(4):
-        v |= np.uint64(buf[p + k]) << np.uint64(8 * k)
-    return v
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _round(acc, lane):
-    acc = acc + lane * _P2
-    acc = _rotl(acc, 31)
-    return acc * _P1
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _merge(acc, v):
-    acc ^= _round(np.uint64(0), v)
-    return acc * _P1 + _P4
-
-
-@njit(nogil=True, cache=True)
-def _xxh64(buf, start, end):
-    """XXH64 with seed 0 of ``buf[start:end]`` (uint8)."""
-    n = end - start
-    p = start
-    if n >= 32:
-        v1 = _P1 + _P2
-        v2 = _P2
-        v3 = np.uint64(0)
-        v4 = np.uint64(0) - _P1
-        limit = end - 32
-        while p <= limit:
-            v1 = _round(v1, _read64(buf, p))
-            v2 = _round(v2, _read64(buf, p + 8))
-            v3 = _round(v3, _read64(buf, p + 16))
-            v4 = _round(v4, _read64(buf, p + 24))
-            p += 32
-        h = _rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)
-        h = _merge(h, v1)
-        h = _merge(h, v2)
-        h = _merge(h, v3)
-        h = _merge(h, v4)
-    else:
-        h = _P5
-    h += np.uint64(n)
-    while p + 8 <= end:
-        h ^= _round(np.uint64(0), _read64(buf, p))
-        h = _rotl(h, 27) * _P1 + _P4
-        p += 8
-    if p + 4 <= end:
-        h ^= _read32(buf, p) * _P1
-        h = _rotl(h, 23) * _P2 + _P3
-        p += 4
-    while p < end:
-        h ^= np.uint64(buf[p]) * _P5
-        h = _rotl(h, 11) * _P1
-        p += 1
-    h ^= h >> np.uint64(33)
-    h *= _P2
-    h ^= h >> np.uint64(29)
-    h *= _P3
-    h ^= h >> np.uint64(32)
-    return h
-
-
-@njit(nogil=True, cache=True)
-def xxh64_many(buf, offsets, out):
-    """Hash value i = ``buf[offsets[i]:offsets[i + 1]]`` into ``out[i]``."""
-    for i in range(out.shape[0]):
-        out[i] = _xxh64(buf, offsets[i], offsets[i + 1])
 
 
 @njit(nogil=True, cache=True)
@@ -164,14 +74,6 @@ def sbbf_insert(words, hashes):
         key = h & np.uint64(0xFFFFFFFF)
         for w in range(8):
             words[block * 8 + w] |= _block_mask_bit(key, w)
-
-
-def xxh64(data: bytes) -> int:
-    """XXH64 (seed 0) of one byte string."""
-    buf = np.frombuffer(bytes(data), np.uint8)
-    out = np.empty(1, np.uint64)
-    xxh64_many(buf, np.array([0, len(buf)], np.int64), out)
-    return int(out[0])
 
 
 # ---- values -> plain encoding --------------------------------------------------

@@ -1,5 +1,6 @@
-"""Scan source: Parquet row groups -> blocks, with pushed-down filters and
-row-group pruning by footer min/max."""
+"""Scan source: Parquet row groups -> blocks, with pushed-down filters,
+row-group and page pruning (footer min/max, page index, bloom filters),
+synopsis skipping and statistics collection (engine/operators/scan_stats.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import numpy as np
 
 from engine.block import Block, Vector, rows_of
 from engine.config import machine_cores
-from engine.errors import FileFormatError
+from engine.errors import FileFormatError, PqdbError
 from engine.filtering.conjunction import Conjunction
 from engine.filtering.pruning import ScanPruner
 from engine.operators.filter import select_vector
@@ -130,7 +131,7 @@ def announce_reads(files: dict, groups: list) -> None:
     """Tell each file the row groups and columns the scan will read (remote
     files request them ahead: scan/prefetch.py)."""
     plans: dict = {}
-    for path, rg, cols, _ in groups:
+    for path, rg, cols, *_ in groups:
         plans.setdefault(path, []).append((rg, cols))
     for path, plan in plans.items():
         will_read = getattr(files[path], "will_read", None)
@@ -168,6 +169,11 @@ class ScanSource(Source):
         self.rows_pruned = 0
         self.row_groups_pruned = 0
         self._open: dict = {}            # path -> ParquetFile for this query's run
+        service = getattr(ctx, "statistics", None)
+        self.stats = None                # ScanStatistics: collection and synopsis skipping
+        if service is not None and service.enabled:
+            from engine.operators.scan_stats import ScanStatistics
+            self.stats = ScanStatistics(node, ctx, service)
 
     def _file_columns(self, path, pf) -> list[int]:
         by_name = {c.name: i for i, c in enumerate(pf.columns)}
@@ -185,25 +191,49 @@ class ScanSource(Source):
         return out
 
     def morsels(self) -> list:
-        groups = []
+        opened = []
         for path in self.node.files:
             pf = self._open[path] = self.ctx.open_file(path)
-            cols = self._file_columns(path, pf)
+            opened.append((path, pf, self._file_columns(path, pf)))
+        st = self.stats
+        if st is not None:
+            st.setup(opened)
+        collecting = st is not None and st.collecting
+        term = self.pruner.term
+        groups = []
+        for path, pf, cols in opened:
             for rg, meta in enumerate(pf.row_groups):
                 if meta.num_rows == 0:
                     continue
-                if self.pruner.active and not self.pruner.row_group_may_match(pf, rg, cols):
+                skip = self.pruner.active and not self.pruner.row_group_may_match(pf, rg, cols)
+                if not skip and st is not None and term is not None and not st.range_may_match(
+                        term, path, st.file_row(path, rg, 0), meta.num_rows):
+                    skip = True
+                    self.ctx.pruning.add(synopses_skipped=1, row_groups_skipped=1)
+                if skip:
                     self.row_groups_pruned += 1
-                    continue
-                groups.append((path, rg, cols, meta.num_rows))
+                    if not collecting:
+                        continue
+                groups.append((path, rg, cols, meta.num_rows, skip))
         announce_reads(self._open, groups)
         total = sum(g[3] for g in groups)
         share = total // (MORSELS_PER_CORE * self.cores)
         floor = min(self.block_rows, MORSEL_FLOOR_ROWS)
         self.morsel_rows = min(self.buffer_rows, max(floor, share))
         out = []
-        for g in groups:
-            out.extend(self._cut(*g))
+        for path, rg, cols, num_rows, skip in groups:
+            for m in self._cut(path, rg, cols, num_rows):
+                if not skip and st is not None and term is not None and not st.range_may_match(
+                        term, path, st.file_row(path, rg, m[3]), m[4]):
+                    skip_m = True
+                    self.ctx.pruning.add(synopses_skipped=1, rows_skipped=m[4])
+                else:
+                    skip_m = skip
+                if skip_m and not collecting:
+                    continue
+                out.append(m + (True,) if skip_m else m)     # collect-only morsel
+        if st is not None:
+            st.count_morsels(out)
         return out
 
     def _cut(self, path, rg, cols, num_rows):
@@ -230,17 +260,41 @@ class ScanSource(Source):
             yield from self._morsel_blocks(morsel)
         finally:
             memory.release(nbytes)
+        if self.stats is not None:           # (not reached when the scan stops early)
+            self.stats.morsel_done(morsel)
+
+    def _collect_only(self, pf, morsel, rng) -> None:
+        """A morsel the filters rule out, read for the statistics alone: a
+        chunk that fails to decode there ends the collection, not the query
+        (it would have been skipped)."""
+        path, rg, cols = morsel[:3]
+        st = self.stats
+        try:
+            vecs = {i: column_vector(pf, rg, cols[i], self.types[i], **rng)
+                    for i in st.positions}
+        except PqdbError:
+            st.abandon()
+            return
+        st.add(morsel, vecs)
 
     def _morsel_blocks(self, morsel):
-        path, rg, cols, start, num_rows, rg_rows = morsel
+        path, rg, cols, start, num_rows, rg_rows = morsel[:6]
         rng = {} if num_rows == rg_rows else {"row_start": start, "row_count": num_rows}
         pf = self._open.get(path) or self.ctx.open_file(path)
+        st = self.stats if self.stats is not None and self.stats.collecting else None
+        if len(morsel) > 6:
+            self._collect_only(pf, morsel, rng)
+            return
         if self.pruner.active and not self.pruner.range_may_match(
                 pf, rg, cols, start, num_rows, key=path):
+            if st is not None:
+                self._collect_only(pf, morsel, rng)
             return                      # page index: no row here can match
         br = self.block_rows
         if not self.filters:
             vecs = [column_vector(pf, rg, cols[i], t, **rng) for i, t in enumerate(self.types)]
+            if st is not None:
+                st.add(morsel, {i: vecs[i] for i in st.positions})
             n = len(vecs[0]) if vecs else num_rows
             full = Block(vecs, n)
             for start in range(0, n, br):
@@ -249,6 +303,12 @@ class ScanSource(Source):
         # restricted columns first; other columns only when rows survive
         fvecs = [column_vector(pf, rg, cols[c], self.types[c], **rng) for c in self.filter_cols]
         n = len(fvecs[0]) if fvecs else num_rows
+        whole = {}                      # collected columns: every row decoded, once
+        if st is not None:
+            whole = {i: column_vector(pf, rg, cols[i], self.types[i], **rng)
+                     for i in st.positions if i not in self.filter_cols}
+            st.add(morsel, {i: whole[i] if i in whole else fvecs[self.filter_cols.index(i)]
+                            for i in st.positions})
         fblock = Block(fvecs, n)
         masks, kept = [], 0
         for start in range(0, n, br):
@@ -263,6 +323,7 @@ class ScanSource(Source):
         # then gathers of only those rows)
         have = dict(zip(self.filter_cols, fvecs))
         picked = rows if rows is None or kept * _GATHER_FRACTION > n else np.flatnonzero(rows)
+        have.update(whole)
         vecs = [(have[i] if rows is None else select_vector(have[i], picked, kept)) if i in have
                 else column_vector(pf, rg, cols[i], t, rows, **rng)
                 for i, t in enumerate(self.types)]

@@ -1,0 +1,112 @@
+"""What the collectors read, and the compact forms they keep.
+
+``ColumnBlock`` is one decoded column of a morsel as the scan hands it
+over: numpy arrays in the block storage of scan/storage.py, so stats/
+needs no engine class.  ``kind_of`` sorts a storage dtype into the kinds
+the collectors know; columns of other storage (HUGEINT and DECIMAL wider
+than 18 digits as Python ints, nested types) get no statistics.
+
+``PackedBytes`` keeps a list of byte strings (or None) as one buffer plus
+int32 offsets: string sample values and string synopsis bounds, a few
+bytes of overhead per value instead of a Python object each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from scan.views import views_from_offsets, views_to_pylist
+
+# kinds of columns statistics are collected for
+INT, UINT, FLOAT, STRING, BOOL = "int", "uint", "float", "string", "bool"
+
+
+@dataclass
+class ColumnBlock:
+    """One column of a morsel: ``values`` in block storage (strings: (n, 2)
+    uint64 views over ``heap``), ``nulls`` a uint8 mask (1 = NULL) or None.
+    Dictionary-coded strings may come as ``codes`` (int32, no NULLs) into
+    ``dictionary`` (views over ``heap``) with ``values`` None."""
+    values: np.ndarray | None
+    nulls: np.ndarray | None = None
+    heap: np.ndarray | None = None
+    codes: np.ndarray | None = None
+    dictionary: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.codes) if self.values is None else len(self.values)
+
+    def string_views(self) -> np.ndarray:
+        """The rows' views (gathered from the dictionary for coded rows)."""
+        if self.values is not None:
+            return self.values
+        return np.take(self.dictionary, self.codes, axis=0)
+
+
+def kind_of(dtype: np.dtype, is_string: bool = False) -> str | None:
+    """The collector kind of a storage dtype, or None (no statistics)."""
+    if is_string:
+        return STRING
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return BOOL
+    if dtype.kind == "i":
+        return INT
+    if dtype.kind == "u":
+        return UINT
+    if dtype.kind == "f":
+        return FLOAT
+    return None
+
+
+class PackedBytes:
+    """Byte strings (or None) in one buffer: value i is
+    ``data[offsets[i]:offsets[i + 1]]``, None where ``missing[i]``."""
+
+    __slots__ = ("data", "offsets", "missing")
+
+    def __init__(self, data: bytes, offsets: np.ndarray, missing: np.ndarray | None):
+        self.data = data
+        self.offsets = offsets
+        self.missing = missing
+
+    @classmethod
+    def from_list(cls, values: list) -> "PackedBytes":
+        missing = np.array([v is None for v in values], np.bool_)
+        parts = [b"" if v is None else bytes(v) for v in values]
+        offsets = np.zeros(len(parts) + 1, np.int32)
+        if parts:
+            np.cumsum([len(p) for p in parts], out=offsets[1:])
+        return cls(b"".join(parts), offsets, missing if missing.any() else None)
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def __getitem__(self, i: int):
+        if self.missing is not None and self.missing[i]:
+            return None
+        return self.data[self.offsets[i]:self.offsets[i + 1]]
+
+    def to_list(self) -> list:
+        return [self[i] for i in range(len(self))]
+
+    def views(self) -> tuple[np.ndarray, np.ndarray]:
+        """(views, heap) of the values (scan/views.py); None values are empty."""
+        heap = np.frombuffer(self.data, np.uint8) if self.data else np.zeros(1, np.uint8)
+        views = np.empty((len(self), 2), np.uint64)
+        views_from_offsets(heap, self.offsets.astype(np.int64), views)
+        return views, heap
+
+    @property
+    def nbytes(self) -> int:
+        missing = 0 if self.missing is None else self.missing.nbytes
+        return len(self.data) + self.offsets.nbytes + missing
+
+
+def views_as_bytes(views: np.ndarray, heap: np.ndarray | None, rows: np.ndarray) -> list:
+    """The bytes of the views at ``rows`` (a few rows: samples, bounds)."""
+    if len(rows) == 0:
+        return []
+    return views_to_pylist(np.take(views, rows, axis=0), heap)
