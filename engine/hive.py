@@ -140,7 +140,7 @@ class PartitionedFile:
         self.virtual = {}
         cols = list(pf.columns)
         for j, (name, typ, value) in enumerate(partitions):
-            scan_name = {"DATE": "date", "TIMESTAMP": "timestamp[us]",
+            scan_name = {"DATE": "date", "TIMESTAMP": "timestamp_us",
                          "BIGINT": "int64"}.get(typ.id, "string")
             cols.append(ColumnInfo(name, n + j, "VIRTUAL", 0, True, 1, 0, scan_name,
                                    path=(name,)))

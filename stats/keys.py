@@ -26,7 +26,7 @@ KEY_SHARE = 0.95
 def column_is_key(distinct: float | None, rows: int, null_count: int) -> bool | None:
     if distinct is None or rows <= 0:
         return None
-    return null_count == 0 and distinct >= KEY_SHARE * rows
+    return bool(null_count == 0 and distinct >= KEY_SHARE * rows)
 
 
 def pair_is_key(pair_distinct: float | None, rows: int, distinct_a: float | None,
@@ -46,7 +46,7 @@ def pair_is_key(pair_distinct: float | None, rows: int, distinct_a: float | None
             return False               # a pair repeats
     if pair_distinct is None:
         return None
-    return pair_distinct >= KEY_SHARE * rows
+    return bool(pair_distinct >= KEY_SHARE * rows)
 
 
 def key_guess(candidates: list, single, pair) -> tuple | None:

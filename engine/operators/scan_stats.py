@@ -79,8 +79,8 @@ class ScanStatistics:
     def setup(self, opened: list) -> None:
         """``opened``: (path, ParquetFile, file columns) per file, in order."""
         paths = [p for p, _, _ in opened]
-        if len(set(paths)) != len(paths):
-            return                                # a file twice: no statistics
+        if not paths or len(set(paths)) != len(paths):
+            return                 # no file left (partition pruning), or a file twice
         store = self.service.store
         ids = tuple(self.service.catalog.file_identity(p) for p in paths)
         fstats = [store.file(i) for i in ids]
