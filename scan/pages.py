@@ -87,10 +87,13 @@ _HEADER_MEMO: dict = {}
 _MEMO_LOCK = threading.Lock()
 
 
-def _forget(key, ref) -> None:
-    entry = _HEADER_MEMO.get(key)
+def _forget(key, ref, memos=_HEADER_MEMO) -> None:
+    # (the dict bound as a default: a buffer freed at interpreter exit, when
+    # module globals are already None, still finds it -- an encrypted chunk's
+    # memo holds its plaintext buffer, so such frees cascade)
+    entry = memos.get(key)
     if entry is not None and entry[0] is ref:
-        _HEADER_MEMO.pop(key, None)
+        memos.pop(key, None)
 
 
 def chunk_memo(buf) -> dict | None:
