@@ -27,8 +27,15 @@ from planner.types import from_scan_type_name
 class Catalog:
     """Views and table resolution for one connection."""
 
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, kms_client=None):
         self.config = config
+        # encryption: the connection's named keys (PRAGMA add_parquet_key),
+        # its KMS client, and the encryption_config the last table naming a
+        # file gave (scan/keys.py)
+        from scan.keys import KeyRegistry
+        self.keys = KeyRegistry()
+        self.kms_client = kms_client
+        self._encryption: dict = {}
         self._views: dict[str, object] = {}
         self._files: dict[str, tuple[tuple, object]] = {}
         self._lock = threading.Lock()
@@ -98,14 +105,19 @@ class Catalog:
         identity = (st.st_size, st.st_mtime_ns, self.config.verify_checksums)
         bm = self.buffer_manager
         with self._lock:
+            encryption = self._encryption.get(path)
+            keys = (encryption, self.keys.generation)
             hit = self._files.get(path)
-            if hit is not None and hit[0] == identity:
+            # an encrypted file is reopened when its keys may have changed
+            if hit is not None and hit[0] == identity and \
+                    (hit[1].crypto is None or hit[2] == keys):
                 return hit[1]
         from scan import open_parquet
-        pf = open_parquet(path, buffer_manager=bm,
-                          verify_checksums=self.config.verify_checksums)
+        from scan.keys import KeyResolver
+        pf = open_parquet(path, buffer_manager=bm, verify_checksums=self.config.verify_checksums,
+                          decryption=KeyResolver(self.keys, encryption, self.kms_client))
         with self._lock:
-            self._files[path] = (identity, pf)
+            self._files[path] = (identity, pf, keys)
         return pf
 
     def resolve_files(self, spec) -> list[str]:
@@ -134,8 +146,16 @@ class Catalog:
             raise PqdbIOError(f'No files found that match the pattern "{spec}"')
         return files
 
-    def table_info(self, spec) -> TableInfo:
+    def table_info(self, spec, encryption_config=None) -> TableInfo:
+        """Files and schema of a table spec; ``encryption_config`` (a
+        scan.keys.EncryptionConfig) names the keys of its encrypted files."""
         files = self.resolve_files(spec)
+        with self._lock:
+            for f in files:
+                if encryption_config is None:
+                    self._encryption.pop(f, None)
+                else:
+                    self._encryption[f] = encryption_config
         columns = None
         rows = 0
         first = None

@@ -23,6 +23,8 @@ from planner.logical import Field, Join, Node, OneRow, Project, Scan
 
 _SET_OPS = {exp.Union: "UNION", exp.Intersect: "INTERSECT", exp.Except: "EXCEPT"}
 _PARQUET_FUNCTIONS = ("read_parquet", "parquet_scan")
+# read_parquet(..., name = value) options bound (the rest are refused by name)
+_PARQUET_OPTIONS = {"encryption_config": "encryption"}
 
 
 class Relation:
@@ -227,10 +229,14 @@ class QueryBinder:
             raise UnsupportedFeatureError(f"table function {name}() is not supported")
         args = func.expressions
         specs: list[str] = []
+        options: dict = {}
         for arg in args:
             if isinstance(arg, exp.EQ):          # named options
                 opt = arg.this.name.lower()
-                raise UnsupportedFeatureError(f"{name}() option {opt} is not supported")
+                if opt not in _PARQUET_OPTIONS:
+                    raise UnsupportedFeatureError(f"{name}() option {opt} is not supported")
+                options[opt] = self._option_value(name, opt, arg.expression)
+                continue
             if isinstance(arg, exp.Literal) and arg.is_string:
                 specs.append(arg.this)
             elif isinstance(arg, exp.Array) and all(
@@ -240,19 +246,26 @@ class QueryBinder:
                 raise self.ctx.error(f"{name}() takes a string or a list of strings", arg)
         if not specs:
             raise self.ctx.error(f"{name}() needs a file name", table)
-        return self._scan(specs, alias or name, col_aliases, table)
+        return self._scan(specs, alias or name, col_aliases, table, options)
 
-    def _scan(self, specs: list[str], alias: str, col_aliases, where) -> Relation:
-        info = self._table_info(specs, where)
+    def _option_value(self, func: str, opt: str, node):
+        if _PARQUET_OPTIONS[opt] == "encryption":
+            from planner.binder_options import encryption_config
+            return encryption_config(self.ctx, func, node)
+        raise self.ctx.error(f"{func}() option {opt}", node)
+
+    def _scan(self, specs: list[str], alias: str, col_aliases, where,
+              options: dict | None = None) -> Relation:
+        info = self._table_info(specs, where, options or {})
         fields = [Field(n, t, alias) for n, t in info.columns]
         node = Scan(list(info.files), fields, list(range(len(fields))), [], info.row_count, alias,
                     table_statistics(self.ctx.catalog, info.files))
         return self._named(node, alias, col_aliases, where, scan=True)
 
-    def _table_info(self, specs: list[str], where) -> TableInfo:
+    def _table_info(self, specs: list[str], where, options: dict | None = None) -> TableInfo:
         if self.ctx.catalog is None:
             raise self.ctx.error("no catalog to resolve tables", where)
-        infos = [self.ctx.catalog.table_info(s) for s in specs]
+        infos = [self.ctx.catalog.table_info(s, **(options or {})) for s in specs]
         first = infos[0]
         for spec, info in zip(specs[1:], infos[1:]):
             if [(n.lower(), t) for n, t in info.columns] != [(n.lower(), t) for n, t in first.columns]:
