@@ -40,7 +40,7 @@ import numpy as np
 
 from scan import thrift as T
 from scan.errors import AuthenticationError, FileFormatError, UnsupportedFeatureError
-from scan.io.buffer_manager import add_eviction_listener, charge
+from scan.io.buffer_manager import charge, derive
 from scan.pages import DICTIONARY_PAGE, chunk_memo
 
 (FOOTER, COLUMN_META_DATA, DATA_PAGE, DICTIONARY_PAGE_MODULE, DATA_PAGE_HEADER,
@@ -53,6 +53,7 @@ GCM_V1, GCM_CTR_V1 = "AES_GCM_V1", "AES_GCM_CTR_V1"
 NONCE, TAG, LENGTH = 12, 16, 4
 SIGNATURE = NONCE + TAG
 _MAX_ORDINAL = 32767
+_ORDINAL = struct.Struct("<h").pack
 _FAILED = "failed authentication: wrong key, or tampered, truncated or misplaced data"
 
 
@@ -71,15 +72,34 @@ def module_aad(file_aad: bytes, module: int, row_group: int = 0, column: int = 0
     return out
 
 
+_LIB: dict = {}
+
+
+def _lib() -> dict:
+    """The cryptography package's parts, imported once (on first use: a
+    plain file never imports it)."""
+    if not _LIB:
+        from cryptography.exceptions import InvalidTag
+        from cryptography.hazmat.primitives.ciphers import Cipher as C, algorithms, modes
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+        _LIB.update(InvalidTag=InvalidTag, Cipher=C, AES=algorithms.AES, CTR=modes.CTR,
+                    GCM=modes.GCM, AESGCM=AESGCM)
+    return _LIB
+
+
 class Cipher:
     """AES with one key: GCM modules, and pages by GCM or CTR."""
-    __slots__ = ("_key", "_aead", "ctr")
+    __slots__ = ("_key", "_aead", "ctr", "_invalid", "_into")
 
     def __init__(self, key: bytes, ctr_pages: bool):
-        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+        lib = _lib()
         self._key = key
-        self._aead = AESGCM(key)
+        self._aead = lib["AESGCM"](key)
         self.ctr = ctr_pages
+        self._invalid = lib["InvalidTag"]
+        # AESGCM.decrypt_into (cryptography >= 45): a page straight into the
+        # chunk buffer, without a Cipher context per page
+        self._into = getattr(self._aead, "decrypt_into", None)
 
     def __repr__(self) -> str:
         return f"<Cipher AES-{len(self._key) * 8}{' CTR pages' if self.ctr else ''}>"
@@ -87,39 +107,41 @@ class Cipher:
     def gcm(self, module, aad: bytes) -> bytes | None:
         """Plaintext of ``module`` (nonce | ciphertext | tag), or None when
         its tag fails."""
-        from cryptography.exceptions import InvalidTag
         module = bytes(module)
         try:
             return self._aead.decrypt(module[:NONCE], module[NONCE:], aad)
-        except InvalidTag:
+        except self._invalid:
             return None
 
     def page_into(self, module: memoryview, aad: bytes, out: memoryview) -> int | None:
         """Decrypt page ``module`` into ``out`` (with 15 bytes to spare);
         its plaintext length, or None when its tag fails."""
-        from cryptography.exceptions import InvalidTag
-        from cryptography.hazmat.primitives.ciphers import Cipher as _C, algorithms, modes
         nonce = bytes(module[:NONCE])
+        lib = _LIB
         if self.ctr:
-            dec = _C(algorithms.AES(self._key), modes.CTR(nonce + b"\x00\x00\x00\x01")).decryptor()
+            dec = lib["Cipher"](lib["AES"](self._key), lib["CTR"](nonce + b"\x00\x00\x00\x01")
+                                ).decryptor()
             n = dec.update_into(module[NONCE:], out)
             dec.finalize()
             return n
-        body = module[NONCE:len(module) - TAG]
-        dec = _C(algorithms.AES(self._key), modes.GCM(nonce, bytes(module[len(module) - TAG:]))
-                 ).decryptor()
-        dec.authenticate_additional_data(aad)
-        n = dec.update_into(body, out)
+        n = len(module) - NONCE - TAG
         try:
+            if self._into is not None:
+                self._into(nonce, module[NONCE:], aad, out[:n])
+                return n
+            dec = lib["Cipher"](lib["AES"](self._key), lib["GCM"](nonce, bytes(module[NONCE + n:]))
+                                ).decryptor()
+            dec.authenticate_additional_data(aad)
+            got = dec.update_into(module[NONCE:NONCE + n], out)
             dec.finalize()
-        except InvalidTag:
+            return got
+        except self._invalid:
             return None
-        return n
 
     def sign(self, data, nonce: bytes, aad: bytes) -> bytes:
         """The GCM tag of ``data`` under ``nonce`` (plaintext footer signature)."""
-        from cryptography.hazmat.primitives.ciphers import Cipher as _C, algorithms, modes
-        enc = _C(algorithms.AES(self._key), modes.GCM(nonce)).encryptor()
+        lib = _lib()
+        enc = lib["Cipher"](lib["AES"](self._key), lib["GCM"](nonce)).encryptor()
         enc.authenticate_additional_data(aad)
         enc.update(bytes(data))
         enc.finalize()
@@ -222,6 +244,39 @@ class FileCrypto:
         elif cc.get("meta_data") is None:
             raise FileFormatError("encrypted column chunk has no metadata", **err)
         return cc, crypto
+
+
+_FIRST = {1: ("type", T.I32, None), 2: ("uncompressed_page_size", T.I32, None),
+          3: ("compressed_page_size", T.I32, None)}
+
+
+def plaintext_header(plain: bytes, header: dict) -> bytes:
+    """The bytes of page header ``header`` -- decoded from ``plain``, now
+    with its plaintext compressed_page_size and no crc -- as ``plain`` with
+    fields 1-3 encoded anew and the rest (the page-type header, statistics)
+    copied: encoding every header in full was a third of a chunk's
+    decryption.  A header not laid out as writers lay it out (fields 1-4 in
+    order, then a page-type header) is encoded in full."""
+    pos, last, n = 0, 0, len(plain)
+    while pos < n:
+        delta, ttype = plain[pos] >> 4, plain[pos] & 0x0F
+        if delta == 0 or last + delta > 4:
+            break
+        if ttype != T.I32:
+            return T.encode_struct(header, T.PAGE_HEADER)
+        pos += 1
+        while pos < n and plain[pos] & 0x80:
+            pos += 1
+        pos += 1
+        last += delta
+    if pos >= n or plain[pos] >> 4 == 0 or plain[pos] & 0x0F != T.STRUCT or \
+            last + (plain[pos] >> 4) - 3 > 15 or \
+            any(header.get(f[0]) is None for f in _FIRST.values()):
+        return T.encode_struct(header, T.PAGE_HEADER)
+    out = bytearray(T.encode_struct(header, _FIRST)[:-1])         # (without its STOP)
+    out.append(((last + (plain[pos] >> 4) - 3) << 4) | T.STRUCT)  # the page-type header
+    out += plain[pos + 1:]
+    return bytes(out)
 
 
 def _locked(cc: dict) -> dict:
@@ -375,9 +430,17 @@ class ColumnCrypto:
             if got is None:
                 got = self._decrypt_chunk(buf, num_values, has_dictionary)
                 charge(buf, got[0].base.nbytes if got[0].base is not None else got[0].nbytes)
-                _remember(buf, got[0])
+                derive(buf, got[0])  # state kept with the plaintext is charged to buf
                 memo[key] = got
         return got
+
+    def _decoded(self, plain: bytes, ordinal: int) -> dict:
+        try:
+            return T.decode_struct(plain, T.PAGE_HEADER)
+        except FileFormatError as e:
+            raise FileFormatError(f"bad page header: {e}", file=self.file.path,
+                                  row_group=self.row_group, column=self.name,
+                                  page=ordinal) from None
 
     def _decrypt_chunk(self, buf, num_values: int, has_dictionary: bool):
         n = len(buf)
@@ -385,7 +448,28 @@ class ColumnCrypto:
         view = memoryview(out)
         cview = memoryview(buf).cast("B") if not isinstance(buf, (bytes, bytearray)) else \
             memoryview(buf)
-        page_min = NONCE if self.cipher.ctr else NONCE + TAG
+        cipher, ctr = self.cipher, self.cipher.ctr
+        page_min = NONCE if ctr else NONCE + TAG
+        # the AADs without their page ordinal, worked out once per chunk
+        base = {m: self.aad(m) for m in (DATA_PAGE_HEADER, DICTIONARY_PAGE_HEADER, DATA_PAGE,
+                                          DICTIONARY_PAGE_MODULE)}
+
+        def aad(module, page):
+            if page is None:
+                return base[module]
+            if page > _MAX_ORDINAL:
+                self.aad(module, page)               # (raises: too many pages)
+            return base[module] + _ORDINAL(page)
+
+        def span(at, module, page, least):
+            if at + LENGTH > n:
+                raise self.error(module, "is truncated (no room for its length)", page)
+            m = int.from_bytes(cview[at:at + LENGTH], "little")
+            if m < least or at + LENGTH + m > n:
+                raise self.error(module, f"is truncated or damaged (length {m}, "
+                                 f"{n - at - LENGTH} bytes left in the chunk)", page)
+            return at + LENGTH, at + LENGTH + m
+
         pos = used = seen = ordinal = 0
         first = True
         positions: dict = {}
@@ -394,96 +478,54 @@ class ColumnCrypto:
             is_dict = first and has_dictionary
             hmod = DICTIONARY_PAGE_HEADER if is_dict else DATA_PAGE_HEADER
             page = None if is_dict else ordinal
-            hs, he = module_span(cview, pos, n, NONCE + TAG, lambda t: self.error(hmod, t, page))
-            plain = self.cipher.gcm(cview[hs:he], self.aad(hmod, page))
+            hs, he = span(pos, hmod, page, NONCE + TAG)
+            plain = cipher.gcm(cview[hs:he], aad(hmod, page))
             if plain is None and first:         # the dictionary page hint was wrong?
                 other = DATA_PAGE_HEADER if is_dict else DICTIONARY_PAGE_HEADER
-                plain = self.cipher.gcm(cview[hs:he], self.aad(other, None if is_dict else 0))
+                plain = cipher.gcm(cview[hs:he], aad(other, None if is_dict else 0))
                 if plain is not None:
                     is_dict, hmod = not is_dict, other
                     page = None if is_dict else ordinal
             if plain is None:
                 raise self.error(hmod, _FAILED, page)
-            try:
-                header, _ = T.decode_struct(plain, T.PAGE_HEADER)
-            except FileFormatError as e:
-                raise FileFormatError(f"bad page header: {e}", file=self.file.path,
-                                      row_group=self.row_group, column=self.name,
-                                      page=ordinal) from None
-            ptype = header.get("type")
+            header, end = self._decoded(plain, ordinal)
+            plain = plain[:end]             # (parquet-java pads some headers)
+            ptype, csize, crc = (header.get(k) for k in ("type", "compressed_page_size", "crc"))
+            h = header.get("data_page_header") or header.get("data_page_header_v2") or {}
             if (ptype == DICTIONARY_PAGE) != is_dict:
                 raise FileFormatError("a page header's type disagrees with its module type",
                                       file=self.file.path, row_group=self.row_group,
                                       column=self.name, page=ordinal)
             bmod = DICTIONARY_PAGE_MODULE if is_dict else DATA_PAGE
-            bs, be = module_span(cview, he, n, page_min, lambda t: self.error(bmod, t, page))
-            if header.get("compressed_page_size") != be - he:
+            bs, be = span(he, bmod, page, page_min)
+            if csize != be - he:
                 raise self.error(bmod, f"is {be - he} bytes, its authenticated header says "
-                                 f"{header.get('compressed_page_size')}: tampered or damaged",
-                                 page)
-            crc = header.get("crc")
-            if crc is not None and self.cipher.ctr and \
-                    zlib.crc32(cview[he:be]) != crc & 0xFFFFFFFF:
+                                 f"{csize}: tampered or damaged", page)
+            if crc is not None and ctr and zlib.crc32(cview[he:be]) != crc & 0xFFFFFFFF:
                 # CTR pages have no tag: their CRC (of the encrypted page, as
                 # parquet-java and Arrow write it) is all that catches damage
                 raise self.error(bmod, "failed its CRC32 check: tampered or damaged "
                                  "(AES_GCM_CTR_V1 pages are not authenticated)", page)
-            size = be - bs - (NONCE if self.cipher.ctr else NONCE + TAG)
-            header = dict(header, compressed_page_size=size)
-            header.pop("crc", None)     # it covers the encrypted page (GCM: the tag does)
-            head = T.encode_struct(header, T.PAGE_HEADER)
+            # the plaintext size; no crc (it covers the encrypted page; GCM: the tag does)
+            header.pop("crc", None)
+            header["compressed_page_size"] = be - bs - page_min
+            head = plaintext_header(plain, header)
+            parsed.append((used, header, used + len(head)))
             body = used + len(head)
-            out[used:body] = np.frombuffer(head, np.uint8)
-            got = self.cipher.page_into(cview[bs:be], self.aad(bmod, page), view[body:])
+            view[used:body] = head
+            got = cipher.page_into(cview[bs:be], aad(bmod, page), view[body:])
             if got is None:
                 raise self.error(bmod, _FAILED, page)
             positions[pos] = (used, body + got - used)
-            parsed.append((used, header, body))
             used = body + got
             pos = be
             first = False
             if not is_dict:
-                h = header.get("data_page_header") or header.get("data_page_header_v2") or {}
                 seen += max(int(h.get("num_values") or 0), 0)
                 ordinal += 1
         plain_buf = out[:used]
         memo = chunk_memo(plain_buf)
-        if memo is not None:                 # the headers, parsed: pages.py reads them here
+        if memo is not None:         # the headers decoded in full: pages.py finds them here
             for at, header, body in parsed:
                 memo[at] = (header, body)
         return plain_buf, positions
-
-
-# cipher buffer id -> (weak cipher buffer, [plaintext buffers]): when the
-# buffer manager evicts a cipher chunk, the row-range states reading its
-# plaintext go too (scan/row_ranges.py forgets states by buffer)
-_DERIVED: dict = {}
-_DERIVED_LOCK = threading.Lock()
-
-
-def _remember(cipher, plain) -> None:
-    import weakref
-    key = id(cipher)
-    with _DERIVED_LOCK:
-        entry = _DERIVED.get(key)
-        if entry is None or entry[0]() is not cipher:
-            try:
-                ref = weakref.ref(cipher, lambda r, key=key, d=_DERIVED: d.pop(key, None))
-            except TypeError:
-                return
-            entry = _DERIVED[key] = (ref, [])
-        entry[1].append(plain)
-
-
-def _forget(cipher) -> None:
-    with _DERIVED_LOCK:
-        entry = _DERIVED.get(id(cipher))
-        if entry is None or entry[0]() is not cipher:
-            return
-        plains = list(entry[1])
-    from scan.row_ranges import forget_buffer
-    for plain in plains:
-        forget_buffer(plain)
-
-
-add_eviction_listener(_forget)

@@ -134,6 +134,7 @@ class KeyResolver:
         self.kms_client = kms_client
         self.read_key_material = read_key_material
         self._keks: dict = {}
+        self._resolved: dict = {}
         self._external = None
 
     def bound(self, read_key_material) -> "KeyResolver":
@@ -164,7 +165,12 @@ class KeyResolver:
         name = self.config.column_key(path)
         if name is not None:
             return self._named(name, f"column {path}")
-        return self._from_metadata(key_metadata, f"column {path}")
+        # every row group's chunk of a column has the same key metadata: its
+        # key material is parsed and unwrapped once
+        memo = (path, bytes(key_metadata or b""))
+        if memo not in self._resolved:
+            self._resolved[memo] = self._from_metadata(key_metadata, f"column {path}")
+        return self._resolved[memo]
 
     def missing(self, key_metadata, what: str) -> str:
         """Why there is no key for ``what``: the message of the error."""

@@ -106,7 +106,7 @@ def chunk_memo(buf) -> dict | None:
         if entry is not None and entry[0]() is buf:
             return entry[1]
         try:
-            ref = weakref.ref(buf, lambda r, key=key: _forget(key, r))
+            ref = weakref.ref(buf, lambda r, key=key, forget=_forget: forget(key, r))
         except TypeError:             # not weak-referenceable: no memo
             return None
         memo: dict = {}

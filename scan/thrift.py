@@ -233,9 +233,15 @@ def _encode_value(ttype: int, nested, v, out: bytearray) -> None:
         raise ValueError(f"cannot encode thrift type {ttype}")
 
 
+_ORDER: dict = {}               # id(spec) -> (spec, its field ids in order)
+
+
 def _encode_struct(d: dict, spec: dict, out: bytearray) -> None:
     last = 0
-    for fid in sorted(spec):
+    order = _ORDER.get(id(spec))
+    if order is None or order[0] is not spec:
+        order = _ORDER[id(spec)] = (spec, sorted(spec))
+    for fid in order[1]:
         name, ttype, nested = spec[fid]
         v = d.get(name)
         if v is None:

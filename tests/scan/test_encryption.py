@@ -275,3 +275,27 @@ def test_parse_key_raw_or_base64_and_never_shown():
     reg = registry({"kf": b"0123456789012345"})
     assert "0123456789012345" not in repr(reg) and "kf" in repr(reg)
     assert "0123456789012345" not in repr(KeyResolver(reg))
+
+
+@pytest.mark.parametrize("header", [
+    {"type": 0, "uncompressed_page_size": 100, "compressed_page_size": 5000, "crc": -12345,
+     "data_page_header": {"num_values": 10, "encoding": 0, "definition_level_encoding": 3,
+                          "repetition_level_encoding": 3,
+                          "statistics": {"max_value": b"abc", "min_value": b"a"}}},
+    {"type": 2, "uncompressed_page_size": 100, "compressed_page_size": 5000,
+     "dictionary_page_header": {"num_values": 7, "encoding": 0}},
+    {"type": 3, "uncompressed_page_size": 1 << 20, "compressed_page_size": 1 << 20, "crc": 5,
+     "data_page_header_v2": {"num_values": 300, "num_nulls": 0, "num_rows": 300, "encoding": 0,
+                             "definition_levels_byte_length": 0,
+                             "repetition_levels_byte_length": 0, "is_compressed": True}}])
+def test_page_headers_are_rewritten_with_their_plaintext_size(header):
+    from scan import thrift as T
+    from scan.crypto import plaintext_header
+    raw = T.encode_struct(header, T.PAGE_HEADER)
+    want = {k: v for k, v in header.items() if k != "crc"}
+    want["compressed_page_size"] = 77
+    out = plaintext_header(raw, dict(want))
+    assert out == T.encode_struct(want, T.PAGE_HEADER)
+    assert T.decode_struct(out, T.PAGE_HEADER)[0] == want
+    odd = bytes([0x16]) + raw[1:]               # field 1 as an i64: encoded in full
+    assert plaintext_header(odd, dict(want)) == T.encode_struct(want, T.PAGE_HEADER)
