@@ -270,10 +270,11 @@ def text_result(name: str, text: str) -> Result:
 class Connection:
     """One database session: its Config, catalog (views, open files) and SQL entry points."""
 
-    def __init__(self, database: str = ":memory:", config: Config | None = None):
+    def __init__(self, database: str = ":memory:", config: Config | None = None,
+                 kms_client=None):
         self.database = database
         self._config = config or Config()
-        self._catalog = Catalog(self._config)
+        self._catalog = Catalog(self._config, kms_client)
         self._closed = False
         self._running = None          # the CancelToken of the query running now
 
@@ -335,6 +336,11 @@ class Connection:
         if isinstance(stmt, st.SetStatement):
             self._config.set(stmt.name, stmt.value)
             return None
+        if isinstance(stmt, st.PragmaStatement):
+            if params:
+                raise BinderError(f"statement has no parameters but {len(params)} were given")
+            self.add_parquet_key(*stmt.args)         # the one PRAGMA (planner/frontend.py)
+            return None
         if isinstance(stmt, st.CreateViewStatement):
             if stmt.replace or self._catalog.lookup_view(stmt.name) is None:
                 plan_query(stmt.ast, self._catalog, params=None, sql=stmt.sql)  # bind check
@@ -393,6 +399,22 @@ class Connection:
         token = self._running
         if token is not None:
             token.cancel("interrupted")
+    # ---------------------------------------------------------------- keys
+    def add_parquet_key(self, name: str, key) -> None:
+        """Register an encryption key under ``name`` for this connection's
+        reads of encrypted Parquet files (``PRAGMA add_parquet_key``): the
+        key as its raw 16, 24 or 32 bytes (bytes or text) or as their
+        base64.  Files name their keys in their key metadata (``kf``), or
+        ``read_parquet(..., encryption_config = {footer_key: 'name'})``
+        does; key material of parquet-java's / pyarrow's key tools names a
+        master key, looked up here too (docs/encryption.md)."""
+        self._check_open()
+        if not isinstance(name, str) or not name:
+            raise ProgrammingError("add_parquet_key: the key name must be a non-empty string")
+        try:
+            self._catalog.keys.add(name, key)
+        except ValueError as e:
+            raise ProgrammingError(f"add_parquet_key({name!r}, ...): {e}") from None
 
     # ---------------------------------------------------------------- PEP 249
     def cursor(self) -> "Cursor":
@@ -408,7 +430,7 @@ class Connection:
 
     def close(self) -> None:
         self._closed = True
-        self._catalog.close()                     # drop open files and cached bytes
+        self._catalog.close()                     # drop open files, cached bytes, keys
         self._catalog = Catalog(self._config)
 
     @property
@@ -502,12 +524,17 @@ class Cursor:
 
 @api_boundary
 def connect(database: str = ":memory:", config: dict | None = None, *, engine: str = "pqdb",
-            master: str | None = None, **options) -> Connection:
+            master: str | None = None, kms_client=None, **options) -> Connection:
     """Open a connection.  ``options`` (and the ``config`` dict) are Config
     options; PQDB_* environment variables fill the rest.  A database path
     other than ":memory:" is a directory for persistent metadata (created).
     ``engine="spark"`` runs the queries on Spark (engine/spark.py) at
-    ``master`` (default local[threads]); it returns the same Result class."""
+    ``master`` (default local[threads]); it returns the same Result class.
+    ``kms_client``: unwraps the data keys of encrypted files written with
+    key material (``obj.unwrap_key(wrapped: bytes, master_key_id: str) ->
+    bytes``; without one, master keys come from add_parquet_key)."""
+    if kms_client is not None and not callable(getattr(kms_client, "unwrap_key", None)):
+        raise ProgrammingError("kms_client needs an unwrap_key(wrapped, master_key_id) method")
     if config is not None and not isinstance(config, dict):
         raise ConfigError(f"config must be a dict of options, not {type(config).__name__}")
     if database is not None and not isinstance(database, (str, os.PathLike)):
@@ -535,7 +562,7 @@ def connect(database: str = ":memory:", config: dict | None = None, *, engine: s
         except OSError as e:
             raise PqdbIOError(f"cannot create database directory {database}: {e.strerror or e}",
                               url=database) from None
-    return Connection(database, cfg)
+    return Connection(database, cfg, kms_client)
 
 
 _default: Connection | None = None
@@ -551,5 +578,5 @@ def sql(text: str, params=None) -> Result | None:
 
 
 _guard(Result, "fetchone fetchmany fetchall column rows_slice display_slice to_numpy to_pandas to_arrow __str__")
-_guard(Connection, "sql statements run_statement cursor commit rollback close")
+_guard(Connection, "sql statements run_statement add_parquet_key cursor commit rollback close")
 _guard(Cursor, "execute executemany fetchone fetchmany fetchall close")

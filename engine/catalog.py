@@ -37,8 +37,15 @@ from planner.types import from_scan_type_name
 class Catalog:
     """Views and table resolution for one connection."""
 
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, kms_client=None):
         self.config = config
+        # encryption: the connection's named keys (PRAGMA add_parquet_key),
+        # its KMS client, and the encryption_config the last table naming a
+        # file gave (scan/keys.py)
+        from scan.keys import KeyRegistry
+        self.keys = KeyRegistry()
+        self.kms_client = kms_client
+        self._encryption: dict = {}
         self._views: dict[str, object] = {}
         self._files: dict[str, tuple[tuple, object]] = {}
         self._lock = threading.Lock()
@@ -166,13 +173,19 @@ class Catalog:
         identity = (st.st_size, st.st_mtime_ns, self.config.verify_checksums)
         bm = self.buffer_manager
         with self._lock:
+            encryption = self._encryption.get(path)
+            keys = (encryption, self.keys.generation)
             hit = self._files.get(path)
-            if hit is not None and hit[0] == identity:
+            # an encrypted file is reopened when its keys may have changed
+            if hit is not None and hit[0] == identity and \
+                    (hit[1].crypto is None or hit[2] == keys):
                 return hit[1]
         from scan import open_parquet
-        pf = open_parquet(local, buffer_manager=bm, verify_checksums=self.config.verify_checksums)
+        from scan.keys import KeyResolver
+        pf = open_parquet(local, buffer_manager=bm, verify_checksums=self.config.verify_checksums,
+                          decryption=KeyResolver(self.keys, encryption, self.kms_client))
         with self._lock:
-            self._files[path] = (identity, pf)
+            self._files[path] = (identity, pf, keys)
         return pf
 
     def _open_remote(self, url: str):
@@ -190,8 +203,12 @@ class Catalog:
             return hit[1]
         if hit is not None:
             bm.invalidate(hit[1].source)        # an older version's pages
+        from scan.keys import KeyResolver
         from scan.reader import ParquetFile
-        pf = ParquetFile(source, bm, self.config.verify_checksums)
+        with self._lock:
+            encryption = self._encryption.get(url)
+        pf = ParquetFile(source, bm, self.config.verify_checksums,
+                         KeyResolver(self.keys, encryption, self.kms_client))
         with self._lock:
             self._files[url] = ((source.version(), epoch, self.config.verify_checksums), pf)
         return pf
@@ -209,6 +226,7 @@ class Catalog:
         with self._lock:
             self._wrapped[path] = (pf, parts, wrapped)
         return wrapped
+
     def file_identity(self, path: str) -> tuple:
         """(path, size, mtime in ns) of the file as opened now: what its
         statistics are keyed by (a rewritten file has none)."""
@@ -263,11 +281,19 @@ class Catalog:
             raise PqdbIOError(f'No files found that match the pattern "{url}"')
         return files
 
-    def table_info(self, spec, hive_partitioning: bool | None = None) -> TableInfo:
+    def table_info(self, spec, hive_partitioning: bool | None = None,
+                   encryption_config=None) -> TableInfo:
         """Files and schema of a table spec; ``hive_partitioning``: True,
         False, or None (on when every file's path has the same key=value
-        directories, as DuckDB does)."""
+        directories, as DuckDB does); ``encryption_config`` (a
+        scan.keys.EncryptionConfig) names the keys of its encrypted files."""
         files = self.resolve_files(spec)
+        with self._lock:
+            for f in files:
+                if encryption_config is None:
+                    self._encryption.pop(f, None)
+                else:
+                    self._encryption[f] = encryption_config
         columns = None
         rows = 0
         first = None

@@ -231,6 +231,21 @@ def _save_history(path) -> None:
         pass
 
 
+def _forget_keys(history) -> None:
+    """Drop the history lines that hold a key (PRAGMA add_parquet_key): keys
+    are never written to the history file."""
+    if history is None:
+        return
+    try:
+        import readline
+    except ImportError:
+        return
+    for i in range(readline.get_current_history_length() - 1, -1, -1):
+        item = readline.get_history_item(i + 1)
+        if item is not None and "add_parquet_key" in item.lower():
+            readline.remove_history_item(i)
+
+
 def _dot_command(shell: _Shell, line: str) -> bool:
     """Handle a '.' command; return False to leave the prompt."""
     parts = line.split()
@@ -290,6 +305,8 @@ def interactive(shell: _Shell) -> int:
             if not statement_complete(text):
                 continue
             buffer = []
+            if "add_parquet_key" in text.lower():
+                _forget_keys(history)
             try:
                 shell.run_text(text)
             except KeyboardInterrupt:

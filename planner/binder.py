@@ -24,7 +24,7 @@ from planner.logical import Field, Join, Node, OneRow, Project, Scan
 _SET_OPS = {exp.Union: "UNION", exp.Intersect: "INTERSECT", exp.Except: "EXCEPT"}
 _PARQUET_FUNCTIONS = ("read_parquet", "parquet_scan")
 # read_parquet(..., name = value) options bound (the rest are refused by name)
-_PARQUET_OPTIONS = {"hive_partitioning": "boolean"}
+_PARQUET_OPTIONS = {"hive_partitioning": "boolean", "encryption_config": "encryption"}
 
 
 class Relation:
@@ -278,6 +278,9 @@ class QueryBinder:
         return self._named(node, alias or "pqdb_statistics", col_aliases, table)
 
     def _option_value(self, func: str, opt: str, node):
+        if _PARQUET_OPTIONS[opt] == "encryption":
+            from planner.binder_options import encryption_config
+            return encryption_config(self.ctx, func, node)
         if isinstance(node, exp.Boolean):
             return bool(node.this)
         if isinstance(node, exp.Literal) and not node.is_string and node.this in ("0", "1"):

@@ -231,6 +231,12 @@ REFUSED: dict[type, str] = {
     exp.Ntile: "window function ntile()", exp.NthValue: "window function nth_value()",
 }
 
+# read_parquet(..., name = value) options whose value is data the binder reads
+# itself (planner/binder_options.py), not an expression: check_tree checks the
+# option's name and leaves the value (a struct literal) to it
+OPTION_VALUES: dict[str, str] = {"encryption_config": "planner/binder_options.py"}
+_PARQUET_CALLS = ("read_parquet", "parquet_scan")
+
 # ---- statements (planner/frontend.py handles their query parts and checks these)
 STATEMENTS: dict[type, dict[str, object]] = {
     exp.Create: {"this": OK, "kind": OK, "expression": OK, "exists": OK, "replace": OK,
@@ -314,12 +320,26 @@ def check_tree(ast) -> None:
     while stack:
         node = stack.pop()
         check_node(node)
+        if _option_value(node):
+            stack.append(node.this)
+            continue
         for value in node.args.values():
             if isinstance(value, exp.Expression):
                 stack.append(value)
             elif isinstance(value, list):
                 stack.extend(v for v in value if isinstance(v, exp.Expression))
     meta[_CHECKED] = True
+
+
+def _option_value(node) -> bool:
+    """``node`` is a read_parquet option ``name = value`` of OPTION_VALUES."""
+    if not isinstance(node, exp.EQ) or not isinstance(node.this, exp.Column) \
+            or node.this.name.lower() not in OPTION_VALUES:
+        return False
+    call = node.parent
+    if isinstance(call, exp.ReadParquet):
+        return True
+    return isinstance(call, exp.Anonymous) and str(call.this).lower() in _PARQUET_CALLS
 
 
 def check_statement(node) -> None:

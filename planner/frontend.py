@@ -17,8 +17,8 @@ from sqlglot.errors import ParseError, TokenError
 from planner.binder_coverage import check_statement
 from planner.errors import SQLError, UnsupportedFeatureError, position_of
 from planner.statements import (CopyStatement, CreateViewStatement, DescribeStatement,
-                                DropViewStatement, ExplainStatement, QueryStatement,
-                                SetStatement, Statement)
+                                DropViewStatement, ExplainStatement, PragmaStatement,
+                                QueryStatement, SetStatement, Statement)
 
 DIALECT = "duckdb"
 
@@ -32,6 +32,17 @@ QUERY_TYPES = (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery)
 
 def parse_statements(sql: str) -> list[Statement]:
     """Parse one or more ';'-separated statements."""
+    if "add_parquet_key" in sql.lower():      # text with a key: no error may quote it
+        try:
+            return _parse_all(sql)
+        except SQLError as e:
+            ours = e.bare_message.startswith(("PRAGMA", "syntax error in PRAGMA"))
+            raise SQLError(e.bare_message if ours else "syntax error (the text is not quoted: "
+                           "it holds a key)") from None
+    return _parse_all(sql)
+
+
+def _parse_all(sql: str) -> list[Statement]:
     out: list[Statement] = []
     for text in split_statements(sql):
         if text.startswith(("--", "/*")) and _only_comments(text):
@@ -140,6 +151,8 @@ def parse_uncached(text: str):
 
 def _parse_statement(text: str) -> list[Statement]:
     head = text.split(None, 1)[0].upper() if text.split() else ""
+    if head == "PRAGMA":
+        return [_pragma(text)]
     if head == "EXPLAIN":
         rest = text[len("EXPLAIN"):].lstrip()
         if rest.split(None, 1)[0].upper() == "ANALYZE" if rest else False:
@@ -198,6 +211,32 @@ def _parse_statement(text: str) -> list[Statement]:
         word = text.split(None, 1)[0]
         raise SQLError(f"syntax error at or near {word!r}", 1, 1, sql=text)
     raise UnsupportedFeatureError(f"{_kind(ast)} is not supported")
+
+
+# PRAGMAs pqdb runs, and how many (string) arguments each takes
+PRAGMAS = {"add_parquet_key": 2}
+
+
+def _pragma(text: str) -> PragmaStatement:
+    """PRAGMA add_parquet_key('name', 'key').  Its text may hold a key: it is
+    parsed without the parse cache, and no error quotes it."""
+    try:
+        ast = parse_uncached(text)
+    except SQLError:
+        raise SQLError("syntax error in PRAGMA (expected PRAGMA name('argument', ...))") from None
+    call = ast.this if isinstance(ast, exp.Pragma) else None
+    if not isinstance(call, exp.Anonymous):
+        raise UnsupportedFeatureError("this PRAGMA is not supported (known: "
+                                      + ", ".join(f"{p}()" for p in PRAGMAS) + ")")
+    name = str(call.this).lower()
+    if name not in PRAGMAS:
+        raise UnsupportedFeatureError(f"PRAGMA {name} is not supported (known: "
+                                      + ", ".join(PRAGMAS) + ")")
+    args = call.expressions
+    if len(args) != PRAGMAS[name] or not all(
+            isinstance(a, exp.Literal) and a.is_string for a in args):
+        raise SQLError(f"PRAGMA {name} takes {PRAGMAS[name]} string arguments")
+    return PragmaStatement(name, tuple(a.this for a in args))
 
 
 def _kind(ast) -> str:

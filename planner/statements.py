@@ -54,5 +54,16 @@ class CopyStatement:
     sql: str
 
 
-Statement = (QueryStatement | CopyStatement | ExplainStatement | DescribeStatement | CreateViewStatement
-             | DropViewStatement | SetStatement)
+@dataclass
+class PragmaStatement:
+    """PRAGMA name(args...): ``add_parquet_key('name', 'key')``.  Its text is
+    not kept (it may hold a key): repr shows the name and argument count."""
+    name: str
+    args: tuple = ()
+
+    def __repr__(self) -> str:
+        return f"PragmaStatement({self.name!r}, {len(self.args)} arguments)"
+
+
+Statement = (QueryStatement | CopyStatement | ExplainStatement | DescribeStatement
+             | CreateViewStatement | DropViewStatement | SetStatement | PragmaStatement)

@@ -239,6 +239,8 @@ def read_bloom_filter(pf, row_group: int, column: int) -> BloomFilter | None:
     if off is None:
         return None
     try:
+        if chunk.crypto is not None:
+            return _read_encrypted(pf, chunk, col, off)
         return _read_checked(pf, chunk, col, off, chunk.bloom_filter_length)
     except (FileFormatError, UnsupportedFeatureError) as e:
         log.debug("bloom filter ignored (%s): %s", ", ".join(f"{k} {v}" for k, v in ctx.items()), e)
@@ -268,3 +270,25 @@ def _read_checked(pf, chunk, col, off: int, length: int | None) -> BloomFilter:
     if not isinstance(n, int) or n <= 0 or pos + n > end - off:
         raise FileFormatError(f"bitset of {n} bytes runs past the data region")
     return parse_bloom_filter(pf.buffer_manager.get(pf.source, off, pos + n), col)
+
+
+def _read_encrypted(pf, chunk, col, off: int) -> BloomFilter:
+    """The bloom filter of an encrypted chunk: a header module, then a
+    bitset module, each length-prefixed AES-GCM (scan/crypto.py); a failed
+    tag is an AuthenticationError, never ignored."""
+    from scan.crypto import BLOOM_FILTER_BITSET, BLOOM_FILTER_HEADER as HEADER, LENGTH
+    end = pf._data_end
+    if off < 4 or off + LENGTH > end:
+        raise FileFormatError(f"offset {off} lies outside the data region 4..{end}")
+
+    def module(at: int, kind: int):
+        n = int.from_bytes(bytes(pf.buffer_manager.get(pf.source, at, LENGTH)), "little")
+        if at + LENGTH + n > end:
+            raise chunk.crypto.error(kind, "is truncated")
+        return chunk.crypto.open(pf.buffer_manager.get(pf.source, at, LENGTH + n), kind), \
+            at + LENGTH + n
+
+    head, at = module(off, HEADER)
+    header, pos = T.decode_struct(head, BLOOM_FILTER_HEADER, 0, len(head))
+    bitset, _ = module(at, BLOOM_FILTER_BITSET)
+    return parse_bloom_filter(np.frombuffer(head[:pos] + bitset, np.uint8), col)

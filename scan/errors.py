@@ -102,11 +102,49 @@ class FileFormatError(DataError):
         self.column = column
         self.page = page
 
+    def again(self, **where) -> "AuthenticationError":
+        """A fresh error of the same message and place (``where`` overrides)."""
+        args = dict(file=self.file, module=self.module, row_group=self.row_group,
+                    column=self.column, page=self.page)
+        args.update(where)
+        return AuthenticationError(self.message, **args)
+
 
 class UnsupportedFeatureError(NotSupportedError):
     """A feature pqdb does not implement (yet); the message names it."""
 
 
 class AuthenticationError(OperationalError):
-    """An encrypted file could not be authenticated or decrypted (wrong key,
-    tampered data)."""
+    """An encrypted file could not be authenticated or decrypted: a wrong or
+    missing key, tampered, truncated or misplaced data.  Names the file, the
+    module (footer, data page, column index...), row group, column and page
+    where known; never a key."""
+
+    def __init__(self, message: str, file: str | None = None, module: str | None = None,
+                 row_group: int | None = None, column: str | None = None,
+                 page: int | None = None):
+        where = []
+        if file is not None:
+            where.append(f"file {file}")
+        if module is not None:
+            where.append(f"module {module}")
+        if row_group is not None:
+            where.append(f"row group {row_group}")
+        if column is not None:
+            where.append(f"column {column}")
+        if page is not None:
+            where.append(f"page {page}")
+        super().__init__(message if not where else f"{message} ({', '.join(where)})")
+        self.message = message
+        self.file = file
+        self.module = module
+        self.row_group = row_group
+        self.column = column
+        self.page = page
+
+    def again(self, **where) -> "AuthenticationError":
+        """A fresh error of the same message and place (``where`` overrides)."""
+        args = dict(file=self.file, module=self.module, row_group=self.row_group,
+                    column=self.column, page=self.page)
+        args.update(where)
+        return AuthenticationError(self.message, **args)

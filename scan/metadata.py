@@ -64,6 +64,8 @@ class ColumnChunkInfo:
     distinct_count: int | None = None
     file_path: str | None = None
     encrypted: bool = False
+    crypto: object = field(default=None, repr=False)   # scan.crypto.ColumnCrypto: its key
+    locked: Exception | None = field(default=None, repr=False)  # why it cannot be read
     bloom_filter_offset: int | None = None
     bloom_filter_length: int | None = None
     column_index_offset: int | None = None
@@ -101,9 +103,7 @@ def footer_length(tail: bytes | memoryview, file_size: int, path: str) -> int:
     tail = bytes(tail)
     if file_size < 12:
         raise FileFormatError(f"file too small to be Parquet ({file_size} bytes)", file=path)
-    if tail[4:] == MAGIC_ENCRYPTED:
-        raise UnsupportedFeatureError("encrypted Parquet file (modular encryption, encrypted footer)")
-    if tail[4:] != MAGIC:
+    if tail[4:] != MAGIC and tail[4:] != MAGIC_ENCRYPTED:
         raise FileFormatError("not a Parquet file (missing PAR1 magic at end)", file=path)
     n = struct.unpack("<I", tail[:4])[0]
     if n + 12 > file_size:
@@ -113,15 +113,42 @@ def footer_length(tail: bytes | memoryview, file_size: int, path: str) -> int:
 
 def parse_footer(buf, file_size: int, path: str) -> FileMetadata:
     """Decode FileMetaData from the footer bytes (without length and magic)."""
-    try:
-        raw, _ = T.decode_struct(buf, T.FILE_META_DATA)
-        return _build(raw, file_size, path)
-    except (TypeError, AttributeError, KeyError, IndexError, ValueError) as e:
-        raise FileFormatError(f"malformed file metadata ({type(e).__name__}: {e})", file=path) from None
-    except FileFormatError as e:
-        if e.file is None:
-            raise FileFormatError(str(e), file=path) from None
-        raise
+    raw, _ = decode_footer(buf, path)
+    return build_metadata(raw, file_size, path)
+
+
+def decode_footer(buf, path: str) -> tuple[dict, int]:
+    """The FileMetaData struct of the footer bytes, and where it ends (a
+    plaintext encrypted footer's signature follows it)."""
+    with _footer_errors(path):
+        return T.decode_struct(buf, T.FILE_META_DATA)
+
+
+def build_metadata(raw: dict, file_size: int, path: str, crypto=None) -> FileMetadata:
+    """FileMetadata of a decoded FileMetaData; ``crypto`` (a
+    scan.crypto.FileCrypto) for an encrypted file's column chunks."""
+    with _footer_errors(path):
+        return _build(raw, file_size, path, crypto)
+
+
+class _footer_errors:
+    """Python errors from a malformed footer as FileFormatErrors naming the file."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, e, tb):
+        if kind is None:
+            return False
+        if issubclass(kind, (TypeError, AttributeError, KeyError, IndexError, ValueError)):
+            raise FileFormatError(f"malformed file metadata ({kind.__name__}: {e})",
+                                  file=self.path) from None
+        if issubclass(kind, FileFormatError) and e.file is None:
+            raise FileFormatError(str(e), file=self.path) from None
+        return False
 
 
 def _need(d: dict, key: str, what: str, path: str):
@@ -131,9 +158,10 @@ def _need(d: dict, key: str, what: str, path: str):
     return v
 
 
-def _build(raw: dict, file_size: int, path: str) -> FileMetadata:
-    if "encryption_algorithm" in raw:
-        raise UnsupportedFeatureError("encrypted Parquet file (modular encryption, plaintext footer)")
+def _build(raw: dict, file_size: int, path: str, crypto=None) -> FileMetadata:
+    if "encryption_algorithm" in raw and crypto is None:
+        raise UnsupportedFeatureError("encrypted Parquet file (modular encryption, plaintext "
+                                      "footer) opened without scan.crypto")
     schema = _need(raw, "schema", "FileMetaData", path)
     if not schema:
         raise FileFormatError("empty schema", file=path)
@@ -149,8 +177,22 @@ def _build(raw: dict, file_size: int, path: str) -> FileMetadata:
         if len(chunks) != len(columns):
             raise FileFormatError(f"row group has {len(chunks)} column chunks, schema has "
                                   f"{len(columns)} leaf columns", file=path, row_group=i)
-        infos = [_chunk_info(c, columns[j], j, orders, path, i, data_end)
-                 for j, c in enumerate(chunks)]
+        ordinal = rg.get("ordinal")
+        ordinal = i if ordinal is None else ordinal
+        infos = []
+        for j, c in enumerate(chunks):
+            lock = None
+            if crypto is not None and c.get("crypto_metadata") is not None:
+                c, lock = crypto.column_chunk(c, i, ordinal, j, columns[j])
+                chunks[j] = c           # decrypted metadata: the pruning reads raw statistics
+            info = _chunk_info(c, columns[j], j, orders, path, i, data_end)
+            if lock is not None:
+                info.encrypted = True
+                if isinstance(lock, Exception):
+                    info.locked = lock
+                else:
+                    info.crypto = lock
+            infos.append(info)
         rgs.append(RowGroupInfo(i, num_rows, rg.get("total_byte_size") or 0, infos,
                                 rg.get("sorting_columns") or []))
     kv = {e.get("key"): e.get("value") for e in raw.get("key_value_metadata") or []}
@@ -498,7 +540,7 @@ def locate_chunk(pf, row_group: int, column: int):
     """(ColumnChunkInfo, ColumnInfo, error context) of one column chunk of
     the open file ``pf``, whose side structures (page index, bloom filter)
     are to be read: indexes out of range raise ValueError, an encrypted
-    chunk UnsupportedFeatureError."""
+    chunk without its key AuthenticationError."""
     if not 0 <= row_group < len(pf.row_groups):
         raise ValueError(f"row group {row_group} out of range (file has {len(pf.row_groups)})")
     if not 0 <= column < len(pf.columns):
@@ -506,5 +548,15 @@ def locate_chunk(pf, row_group: int, column: int):
     col = pf.columns[column]
     chunk = pf.row_groups[row_group].columns[column]
     if chunk.encrypted:
-        raise UnsupportedFeatureError(f"encrypted column {col.name!r} (modular encryption)")
+        check_unlocked(chunk)
     return chunk, col, dict(file=pf.path, row_group=row_group, column=col.name)
+
+
+def check_unlocked(chunk: ColumnChunkInfo) -> None:
+    """Raise the error that locks an encrypted chunk (a missing or wrong
+    key), a fresh one each time."""
+    e = chunk.locked
+    if e is not None:
+        raise e.again() from None
+    if chunk.crypto is None:
+        raise UnsupportedFeatureError("encrypted column chunk without its decryption")

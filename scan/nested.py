@@ -31,7 +31,7 @@ from scan import thrift as T
 from scan.codecs import check_codec
 from scan.column_data import ColumnData, chunk_errors, to_storage
 from scan.errors import FileFormatError, UnsupportedFeatureError
-from scan.metadata import PLAIN_TYPE_NAMES
+from scan.metadata import PLAIN_TYPE_NAMES, check_unlocked
 from scan.nested_chunk import LeafLevels, decode_leaf_chunk
 from scan.page_values import empty_values
 from scan.pages import MAX_DICT_HEADER
@@ -388,7 +388,7 @@ def read_nested(pf, row_group: int, field: str):
             raise UnsupportedFeatureError(col.type_name[len("unsupported:"):]
                                           + f" (column {col.name!r})")
         if chunk.encrypted:
-            raise UnsupportedFeatureError(f"encrypted column {col.name!r} (modular encryption)")
+            check_unlocked(chunk)
         if chunk.file_path:
             raise UnsupportedFeatureError(f"column chunk in external file {chunk.file_path!r}")
         check_codec(chunk.codec)
@@ -413,7 +413,7 @@ def _read_leaf(pf, rg, col, chunk, ctx):
     length = chunk.length
     if pf._pads_chunks:
         length = min(length + MAX_DICT_HEADER, pf._data_end - chunk.start)
-    buf = pf.buffer_manager.get(pf.source, chunk.start, length)
+    buf = pf.chunk_buffer(chunk, length)
     with chunk_errors(ctx):
         lv = decode_leaf_chunk(buf, col, chunk, pf.verify_checksums)
         if lv.num_levels != chunk.num_values and chunk.num_values >= 0:

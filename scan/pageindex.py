@@ -155,7 +155,11 @@ def _read(pf, row_group, column, which):
     if off < 4 or length <= 0 or off + length > end:
         raise FileFormatError(f"{which.replace('_', ' ')} range {off}+{length} lies outside "
                               f"the data region 4..{end}", **ctx)
-    return pf.buffer_manager.get(pf.source, off, length), chunk, col, ctx
+    buf = pf.buffer_manager.get(pf.source, off, length)
+    if chunk.crypto is not None:        # an encrypted module of the chunk's key
+        from scan.crypto import COLUMN_INDEX as CI, OFFSET_INDEX as OI
+        buf = chunk.crypto.open(buf, CI if which == "column_index" else OI)
+    return buf, chunk, col, ctx
 
 
 def read_column_index(pf, row_group: int, column: int) -> ColumnIndex | None:
@@ -195,12 +199,33 @@ def read_offset_index(pf, row_group: int, column: int) -> OffsetIndex | None:
     if buf is None:
         return None
     try:
-        return parse_offset_index(buf, pf.row_groups[row_group].num_rows, chunk.start,
-                                  chunk.start + chunk.length)
+        oi = parse_offset_index(buf, pf.row_groups[row_group].num_rows, chunk.start,
+                                chunk.start + chunk.length)
+        if chunk.crypto is not None:
+            oi = _plaintext_offsets(pf, chunk, oi)
+        return oi
     except FileFormatError as e:
         raise FileFormatError(f"bad offset index: {e}", **ctx) from None
     except UnsupportedFeatureError:
         raise
+
+
+def _plaintext_offsets(pf, chunk, oi: OffsetIndex) -> OffsetIndex:
+    """The offset index of an encrypted chunk with its pages where they lie
+    in the chunk's plaintext buffer (scan/crypto.py), read from chunk.start
+    on as the readers of the chunk see it."""
+    buf = pf.buffer_manager.get(pf.source, chunk.start, chunk.length)
+    _, where = chunk.crypto.plaintext_chunk(buf, chunk.num_values,
+                                            bool(chunk.dictionary_page_offset))
+    try:
+        spans = [where[int(o) - chunk.start] for o in oi.offsets]
+    except KeyError:
+        raise FileFormatError("offset index names a position where no encrypted page "
+                              "header starts") from None
+    offsets = np.array([chunk.start + p for p, _ in spans], np.int64)
+    sizes = np.array([n for _, n in spans], np.int32)
+    return OffsetIndex(offsets, sizes, oi.first_row_indexes, oi.unencoded_byte_array_data_bytes,
+                       oi.num_rows, oi.row_counts)
 
 
 def offset_index_agrees(pf, row_group: int, column: int, oi: OffsetIndex) -> bool:
@@ -212,7 +237,7 @@ def offset_index_agrees(pf, row_group: int, column: int, oi: OffsetIndex) -> boo
     col, rg, chunk, length = pf._check_chunk(row_group, column)
     if col.max_rep_level > 0:
         return False                       # nested: pages hold values, not rows
-    buf = pf.buffer_manager.get(pf.source, chunk.start, length)
+    buf = pf.chunk_buffer(chunk, length)
     for p in range(oi.num_pages):
         pos = int(oi.offsets[p]) - chunk.start
         try:

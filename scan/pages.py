@@ -87,10 +87,13 @@ _HEADER_MEMO: dict = {}
 _MEMO_LOCK = threading.Lock()
 
 
-def _forget(key, ref) -> None:
-    entry = _HEADER_MEMO.get(key)
+def _forget(key, ref, memos=_HEADER_MEMO) -> None:
+    # (the dict bound as a default: a buffer freed at interpreter exit, when
+    # module globals are already None, still finds it -- an encrypted chunk's
+    # memo holds its plaintext buffer, so such frees cascade)
+    entry = memos.get(key)
     if entry is not None and entry[0] is ref:
-        _HEADER_MEMO.pop(key, None)
+        memos.pop(key, None)
 
 
 def chunk_memo(buf) -> dict | None:
@@ -103,7 +106,7 @@ def chunk_memo(buf) -> dict | None:
         if entry is not None and entry[0]() is buf:
             return entry[1]
         try:
-            ref = weakref.ref(buf, lambda r, key=key: _forget(key, r))
+            ref = weakref.ref(buf, lambda r, key=key, forget=_forget: forget(key, r))
         except TypeError:             # not weak-referenceable: no memo
             return None
         memo: dict = {}

@@ -15,7 +15,8 @@ from scan.required_chunk import decode_required_chunk
 from scan.errors import FileFormatError, PqdbError, UnsupportedFeatureError
 from scan.io.buffer_manager import default_buffer_manager
 from scan.io.source import as_source
-from scan.metadata import FileMetadata, footer_length, parse_footer
+from scan.metadata import (MAGIC_ENCRYPTED, FileMetadata, build_metadata, check_unlocked,
+                           decode_footer, footer_length)
 from scan.pages import MAX_DICT_HEADER
 
 _TAIL_READ = 64 * 1024        # speculative tail read: footer usually fits
@@ -24,11 +25,16 @@ _TAIL_READ = 64 * 1024        # speculative tail read: footer usually fits
 class ParquetFile:
     """An open Parquet file: footer metadata plus column-chunk reads."""
 
-    def __init__(self, source, buffer_manager=None, verify_checksums: bool = True):
+    def __init__(self, source, buffer_manager=None, verify_checksums: bool = True,
+                 decryption=None):
         self.source = source
         self.path = getattr(source, "path", str(source))
         self.buffer_manager = buffer_manager or default_buffer_manager()
         self.verify_checksums = verify_checksums
+        # encrypted files: the keys (scan.keys.KeyResolver) and, once the
+        # footer is read, the file's encryption (scan.crypto.FileCrypto)
+        self.decryption = decryption
+        self.crypto = None
         self.metadata: FileMetadata = self._read_footer()
         self.num_rows = self.metadata.num_rows
         self.columns = self.metadata.columns
@@ -52,21 +58,43 @@ class ParquetFile:
         # only when the footer is larger
         tail_len = min(size, max(getattr(self.source, "footer_prefetch", _TAIL_READ), 8))
         tail = self.buffer_manager.get(self.source, size - tail_len, tail_len)
-        n = footer_length(tail[-8:], size, self.path)
+        try:
+            n = footer_length(tail[-8:], size, self.path)
+        except FileFormatError:
+            if bytes(self.buffer_manager.get(self.source, 0, 4)) == MAGIC_ENCRYPTED:
+                from scan.errors import AuthenticationError
+                raise AuthenticationError("the encrypted file is truncated or damaged: its "
+                                          "footer cannot be found", file=self.path,
+                                          module="footer") from None
+            raise
         if n + 8 <= tail_len:
             footer = tail[tail_len - 8 - n:tail_len - 8]
         else:
             footer = self.buffer_manager.get(self.source, size - 8 - n, n)
+        magic = bytes(tail[-4:])
         if tail_len == size:
             head = tail[:4]
         elif getattr(self.source, "remote", False):
-            head = b"PAR1"      # a request for 4 bytes: the footer's magic must do
+            head = magic        # a request for 4 bytes: the footer's magic must do
         else:
             head = self.buffer_manager.get(self.source, 0, 4)
-        if bytes(head) != b"PAR1":
-            raise FileFormatError("not a Parquet file (missing PAR1 magic at start)", file=self.path)
+        if bytes(head) != magic:
+            raise FileFormatError(f"not a Parquet file (missing {magic.decode()} magic at start)",
+                                  file=self.path)
         self._data_end = size - 8 - n
-        return parse_footer(footer, size, self.path)
+        if magic == MAGIC_ENCRYPTED:
+            from scan.crypto import open_encrypted_footer
+            self.crypto, footer = open_encrypted_footer(footer, self._keys(), self.path)
+        raw, end = decode_footer(footer, self.path)
+        if self.crypto is None and "encryption_algorithm" in raw:
+            from scan.crypto import open_plaintext_footer
+            self.crypto = open_plaintext_footer(raw, footer, end, self._keys(), self.path)
+        return build_metadata(raw, size, self.path, self.crypto)
+
+    def _keys(self):
+        """The KeyResolver of this file (its key material file found beside it)."""
+        from scan.crypto import file_keys
+        return file_keys(self.decryption, self.source, self.buffer_manager)
 
     def column_index(self, name, column=None):
         """``column_index(name)``: leaf index of the column called ``name``
@@ -111,7 +139,7 @@ class ParquetFile:
             return ColumnData(*empty_storage(col), 0, col)
         if self._prefetcher is not None:
             self._prefetcher.on_read(row_group)
-        buf = self.buffer_manager.get(self.source, chunk.start, length)
+        buf = self.chunk_buffer(chunk, length)
         if ranged and col.max_rep_level == 0:
             return self._read_range(buf, row_group, column, row_start, row_count, rows, codes)
         if ranged:          # nested leaf: whole chunk, then the range
@@ -181,7 +209,7 @@ class ParquetFile:
         if reason is not None:
             raise UnsupportedFeatureError(reason)
         if chunk.encrypted:
-            raise UnsupportedFeatureError(f"encrypted column {col.name!r} (modular encryption)")
+            check_unlocked(chunk)
         if chunk.file_path:
             raise UnsupportedFeatureError(f"column chunk in external file {chunk.file_path!r}")
         check_codec(chunk.codec)
@@ -195,6 +223,17 @@ class ParquetFile:
             length = min(length + MAX_DICT_HEADER, self._data_end - chunk.start)
         checked = self._checked[(row_group, column)] = (col, rg, chunk, length)
         return checked
+
+    def chunk_buffer(self, chunk, length: int | None = None):
+        """The bytes of column chunk ``chunk`` (``length`` of them) through the
+        buffer manager; an encrypted chunk's as its plaintext chunk buffer
+        (scan/crypto.py), decrypted once per cached chunk."""
+        buf = self.buffer_manager.get(self.source, chunk.start,
+                                      chunk.length if length is None else length)
+        if chunk.crypto is not None:
+            buf = chunk.crypto.plaintext_chunk(buf, chunk.num_values,
+                                               bool(chunk.dictionary_page_offset))[0]
+        return buf
 
     def _chunk_ctx(self, row_group: int, col) -> dict:
         """What an error names of a chunk: file, row group, column."""
@@ -269,9 +308,11 @@ class ParquetFile:
                 f"{len(self.row_groups)} row groups)")
 
 
-def open_parquet(path_or_source, buffer_manager=None, verify_checksums: bool = True) -> ParquetFile:
-    """Open a Parquet file (path or ByteSource): reads and validates the footer."""
-    return ParquetFile(as_source(path_or_source), buffer_manager, verify_checksums)
+def open_parquet(path_or_source, buffer_manager=None, verify_checksums: bool = True,
+                 decryption=None) -> ParquetFile:
+    """Open a Parquet file (path or ByteSource): reads and validates the
+    footer.  ``decryption``: a scan.keys.KeyResolver for encrypted files."""
+    return ParquetFile(as_source(path_or_source), buffer_manager, verify_checksums, decryption)
 
 
 def _old_parquet_mr(created_by) -> bool:

@@ -190,6 +190,84 @@ def decode_struct(buf, spec: dict, pos: int = 0, end: int | None = None) -> tupl
     return result, dec.pos
 
 
+# ---- encoding (the inverse of decode_struct) ------------------------------------
+
+def _varint(n: int, out: bytearray) -> None:
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+
+
+def _zigzag(n: int, out: bytearray) -> None:
+    _varint((n << 1) ^ (n >> 63) if n < 0 else n << 1, out)
+
+
+def _encode_value(ttype: int, nested, v, out: bytearray) -> None:
+    if ttype in (I16, I32, I64):
+        _zigzag(int(v), out)
+    elif ttype == BINARY:
+        raw = v.encode() if isinstance(v, str) else bytes(v)
+        _varint(len(raw), out)
+        out += raw
+    elif ttype == STRUCT:
+        _encode_struct(v, nested or EMPTY, out)
+    elif ttype == BYTE:
+        out.append(v & 0xFF)
+    elif ttype == DOUBLE:
+        out += _struct.pack("<d", v)
+    elif ttype in (LIST, SET):
+        etype, espec = nested
+        wire = BOOL_TRUE if etype in (BOOL_TRUE, BOOL_FALSE) else etype
+        if len(v) < 15:
+            out.append((len(v) << 4) | wire)
+        else:
+            out.append(0xF0 | wire)
+            _varint(len(v), out)
+        for x in v:
+            if wire == BOOL_TRUE:
+                out.append(1 if x else 2)
+            else:
+                _encode_value(etype, espec, x, out)
+    else:
+        raise ValueError(f"cannot encode thrift type {ttype}")
+
+
+_ORDER: dict = {}               # id(spec) -> (spec, its field ids in order)
+
+
+def _encode_struct(d: dict, spec: dict, out: bytearray) -> None:
+    last = 0
+    order = _ORDER.get(id(spec))
+    if order is None or order[0] is not spec:
+        order = _ORDER[id(spec)] = (spec, sorted(spec))
+    for fid in order[1]:
+        name, ttype, nested = spec[fid]
+        v = d.get(name)
+        if v is None:
+            continue
+        wire = ttype
+        if ttype in (BOOL_TRUE, BOOL_FALSE):
+            wire = BOOL_TRUE if v else BOOL_FALSE
+        if 0 < fid - last <= 15:
+            out.append(((fid - last) << 4) | wire)
+        else:
+            out.append(wire)
+            _zigzag(fid, out)
+        last = fid
+        if wire not in (BOOL_TRUE, BOOL_FALSE):
+            _encode_value(ttype, nested, v, out)
+    out.append(STOP)
+
+
+def encode_struct(d: dict, spec: dict) -> bytes:
+    """``d`` (a struct as decode_struct returns it: field name -> value) as
+    compact-protocol bytes; fields not in ``spec`` are left out."""
+    out = bytearray()
+    _encode_struct(d, spec, out)
+    return bytes(out)
+
+
 # ---- parquet.thrift as field tables ------------------------------------------
 S = _STRING_MARK
 EMPTY: dict = {}
@@ -238,11 +316,23 @@ COLUMN_META_DATA = {
     14: ("bloom_filter_offset", I64, None), 15: ("bloom_filter_length", I32, None),
 }
 
+# Parquet Modular Encryption (scan/crypto.py)
+AES_GCM = {1: ("aad_prefix", BINARY, None), 2: ("aad_file_unique", BINARY, None),
+           3: ("supply_aad_prefix", BOOL, None)}
+ENCRYPTION_ALGORITHM = {1: ("AES_GCM_V1", STRUCT, AES_GCM), 2: ("AES_GCM_CTR_V1", STRUCT, AES_GCM)}
+ENCRYPTION_WITH_COLUMN_KEY = {1: ("path_in_schema", LIST, (BINARY, S)),
+                              2: ("key_metadata", BINARY, None)}
+COLUMN_CRYPTO_META_DATA = {1: ("ENCRYPTION_WITH_FOOTER_KEY", STRUCT, EMPTY),
+                           2: ("ENCRYPTION_WITH_COLUMN_KEY", STRUCT, ENCRYPTION_WITH_COLUMN_KEY)}
+FILE_CRYPTO_META_DATA = {1: ("encryption_algorithm", STRUCT, ENCRYPTION_ALGORITHM),
+                         2: ("key_metadata", BINARY, None)}
+
 COLUMN_CHUNK = {
     1: ("file_path", BINARY, S), 2: ("file_offset", I64, None),
     3: ("meta_data", STRUCT, COLUMN_META_DATA), 4: ("offset_index_offset", I64, None),
     5: ("offset_index_length", I32, None), 6: ("column_index_offset", I64, None),
-    7: ("column_index_length", I32, None), 8: ("crypto_metadata", STRUCT, EMPTY),
+    7: ("column_index_length", I32, None),
+    8: ("crypto_metadata", STRUCT, COLUMN_CRYPTO_META_DATA),
     9: ("encrypted_column_metadata", BINARY, None),
 }
 
@@ -258,7 +348,8 @@ FILE_META_DATA = {
     3: ("num_rows", I64, None), 4: ("row_groups", LIST, (STRUCT, ROW_GROUP)),
     5: ("key_value_metadata", LIST, (STRUCT, KEY_VALUE)), 6: ("created_by", BINARY, S),
     7: ("column_orders", LIST, (STRUCT, COLUMN_ORDER)),
-    8: ("encryption_algorithm", STRUCT, EMPTY), 9: ("footer_signing_key_metadata", BINARY, None),
+    8: ("encryption_algorithm", STRUCT, ENCRYPTION_ALGORITHM),
+    9: ("footer_signing_key_metadata", BINARY, None),
 }
 
 DATA_PAGE_HEADER = {

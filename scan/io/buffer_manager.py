@@ -18,7 +18,8 @@ and drops that state when the page leaves the cache, so evicted bytes do not
 stay pinned.  State that lives exactly as long as its page (the decoded
 dictionaries scan/required_chunk.py keeps in the page's chunk memo) is
 ``charge``d to the page instead: its bytes count against the budget as long
-as the page stays, and go with it.
+as the page stays, and go with it.  A buffer made from a page (an encrypted
+chunk's plaintext) is ``derive``d from it: charged and evicted with it.
 """
 
 from __future__ import annotations
@@ -46,8 +47,53 @@ def add_eviction_listener(fn) -> None:
 
 def _notify(pages) -> None:
     for page in pages:
-        for fn in _LISTENERS:
-            fn(page)
+        for p in [page] + derived_from(page):
+            for fn in _LISTENERS:
+                fn(p)
+
+
+# buffers derived from a cached page (an encrypted chunk's plaintext,
+# scan/crypto.py): id(parent) -> (weak parent, [weak children]); a child
+# is charged as its parent is, and evicted with it
+_DERIVED: dict = {}
+_PARENT: dict = {}                  # id(child) -> (weak child, weak parent)
+_DERIVED_LOCK = threading.Lock()
+
+
+def derive(parent: np.ndarray, child: np.ndarray) -> None:
+    """``child`` is made from ``parent`` (a page a manager returned) and
+    lives no longer: ``charge(child, n)`` charges ``parent``, and eviction
+    listeners hear of ``child`` when ``parent`` goes."""
+    with _DERIVED_LOCK:
+        try:
+            pkey, ckey = id(parent), id(child)
+            entry = _DERIVED.get(pkey)
+            if entry is None or entry[0]() is not parent:
+                entry = _DERIVED[pkey] = (weakref.ref(
+                    parent, lambda r, k=pkey, d=_DERIVED: d.pop(k, None)), [])
+            entry[1].append(weakref.ref(child))
+            _PARENT[ckey] = (weakref.ref(child, lambda r, k=ckey, d=_PARENT: d.pop(k, None)),
+                             weakref.ref(parent))
+        except TypeError:             # not weak-referenceable: nothing derived
+            pass
+
+
+def derived_from(page) -> list:
+    """The live buffers ``derive``d from ``page``."""
+    with _DERIVED_LOCK:
+        entry = _DERIVED.get(id(page))
+        if entry is None or entry[0]() is not page:
+            return []
+        return [c for c in (r() for r in entry[1]) if c is not None]
+
+
+def _parent(page):
+    with _DERIVED_LOCK:
+        entry = _PARENT.get(id(page))
+    if entry is None or entry[0]() is not page:
+        return page
+    parent = entry[1]()
+    return page if parent is None else parent
 
 
 class _Pending:
@@ -266,7 +312,9 @@ class BufferManager:
 def charge(page: np.ndarray, nbytes: int) -> bool:
     """``BufferManager.charge_page`` on whichever manager holds ``page``;
     False when none does (a page read outside the cache: state derived from
-    it should not outlive the read)."""
+    it should not outlive the read).  A buffer ``derive``d from a page
+    charges that page."""
+    page = _parent(page)
     return any(m.charge_page(page, nbytes) for m in list(_MANAGERS))
 
 

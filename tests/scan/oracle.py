@@ -21,6 +21,8 @@ _UNIT_PER_SECOND = {"s": 1, "ms": 1000, "us": 1_000_000, "ns": 1_000_000_000}
 def _temporal_ints(arr: pa.Array, want_per_second: int) -> list:
     unit = getattr(arr.type, "unit", "s")
     have = _UNIT_PER_SECOND[unit]
+    if pa.types.is_time32(arr.type):
+        arr = arr.cast(pa.int32())
     raw = arr.cast(pa.int64()).to_pylist()
     if have == want_per_second:
         return raw
@@ -46,7 +48,7 @@ def expected_storage(arr, col) -> list:
         return [None if v is None else _decimal_to_int(v, col.scale) for v in arr.to_pylist()]
     if t == "date":
         return arr.cast(pa.int32()).to_pylist()
-    if t in ("time_us", "timestamp_us", "timestamptz_us"):
+    if t in ("time_us", "timetz_us", "timestamp_us", "timestamptz_us"):
         return _temporal_ints(arr, 1_000_000)
     if t in ("timestamp_ns", "timestamptz_ns"):
         return _temporal_ints(arr, 1_000_000_000)

@@ -18,10 +18,9 @@ from tests.scan.oracle import compare_file, compare_nested_field
 
 DATA = CORPUS_DATA
 # every .parquet file under data/, subdirectories included (geospatial/);
-# the encrypted files (*.parquet.encrypted, aes256/) belong to the encryption issue
+# the encrypted files (*.parquet.encrypted, aes256/): tests/scan/test_encryption.py
 FILES = sorted(os.path.relpath(p, DATA) for p in glob.glob(os.path.join(DATA, "**", "*.parquet"),
                                                             recursive=True))
-ENCRYPTED = sorted(os.path.basename(p) for p in glob.glob(os.path.join(DATA, "*.parquet.encrypted")))
 
 # file -> {column (or "*" = every column): reason the reader must give}
 EXPECTED_UNSUPPORTED: dict = {}
@@ -117,16 +116,6 @@ def test_corrupt_checksums_are_detected(name):
 def test_expectation_table_names_real_files():
     for name in EXPECTED_UNSUPPORTED:
         assert name in FILES, name
-
-
-@pytest.mark.parametrize("name", ENCRYPTED)
-def test_encrypted_files_are_refused_by_name(name):
-    path = os.path.join(DATA, name)
-    with pytest.raises(UnsupportedFeatureError, match="encrypt"):
-        pf = open_parquet(path)
-        for rg in range(len(pf.row_groups)):
-            for col in pf.columns:
-                pf.read_column(rg, col.index)
 
 
 def test_only_flat_columns_are_refused_as_nested():
