@@ -42,8 +42,35 @@ def expected(sample):
 
 
 def test_coalesce_merges_close_ranges():
-    assert coalesce([(0, 10), (15, 5), (100, 10)], 5) == [(0, 20, [0, 1]), (100, 110, [2])]
+    assert coalesce([(0, 10), (15, 5), (100, 10)], 5, max_waste=1.0) == \
+        [(0, 20, [0, 1]), (100, 110, [2])]
     assert coalesce([(100, 10), (0, 10)], 0) == [(0, 10, [1]), (100, 110, [0])]
+    # overlapping and touching ranges merge whatever the gap option
+    assert coalesce([(0, 10), (5, 10), (15, 5)], 0) == [(0, 20, [0, 1, 2])]
+
+
+def test_coalesce_caps_the_wasted_bytes():
+    # a 5-byte gap is 25% of a 20-byte request: over the 10% cap, not merged
+    assert coalesce([(0, 10), (15, 5)], 100) == [(0, 10, [0]), (15, 20, [1])]
+    # 270 KB chunks with an unneeded one between them stay apart at a 1 MiB gap
+    k = 270_000
+    assert len(coalesce([(0, k), (2 * k, k), (4 * k, k)], 1 << 20)) == 3
+    # small gaps merge while their sum stays <= 10% of the request
+    got = coalesce([(0, 1000), (1050, 1000), (2100, 1000), (3150, 1000)], 1 << 20)
+    assert got == [(0, 4150, [0, 1, 2, 3])]
+    # never beyond the gap option, however small the share
+    assert len(coalesce([(0, 10 << 20), ((10 << 20) + 100, 10 << 20)], 50)) == 2
+    # the bytes requested never exceed 1.1x those asked for
+    import random
+    rnd = random.Random(7)
+    for _ in range(200):
+        rs = [(rnd.randrange(0, 10 << 20), rnd.randrange(1, 300_000)) for _ in range(20)]
+        need, reach = 0, 0
+        for o, n in sorted(rs):
+            need += max(o + n - max(o, reach), 0)
+            reach = max(reach, o + n)
+        asked = sum(e - s for s, e, _ in coalesce(rs, 1 << 20))
+        assert asked <= 1.1 * need
 
 
 def test_range_reads_and_one_footer_read(fault_server, client, sample):
