@@ -9,6 +9,13 @@ The page indexes (ColumnIndex, OffsetIndex) of the announced chunks, which
 pruning and page maps read before the data, are requested at once: they
 lie together before the footer, so they come in one or a few requests.
 Reads the scan does not announce are read on demand, one request each.
+
+A row group the scan reads only some row ranges of (the rest skipped by
+synopses) is fetched by pages: for each flat chunk with an offset index,
+the dictionary region and the run of data pages covering each range
+(``ParquetFile.page_run``, the same ranges the reader then asks for).
+On date-sorted data a selective filter then fetches a few pages, not the
+row group's chunks.
 """
 
 from __future__ import annotations
@@ -24,12 +31,22 @@ class ChunkPrefetcher:
         self._order: list = []          # row groups in announced order
         self._ranges: dict = {}         # row group -> [(offset, length)]
         self._issued: set = set()
+        self._by_pages: set = set()     # row groups read by the pages of some ranges
+
+    def reads_pages(self, rg: int) -> bool:
+        """Whether the scan reads only some row ranges of row group ``rg``
+        (then a ranged read of a chunk not cached fetches its pages)."""
+        return rg in self._by_pages
 
     def announce(self, plan) -> None:
-        """``plan``: [(row group, [leaf column indexes])] in reading order."""
-        order, ranges, index_ranges = [], {}, []
-        for rg, cols in plan:
+        """``plan``: [(row group, [leaf column indexes], row ranges or None)]
+        in reading order (see ParquetFile.will_read)."""
+        order, ranges, index_ranges, partial = [], {}, [], {}
+        for rg, cols, rows in plan:
             rs = []
+            num_rows = self.pf.row_groups[rg].num_rows
+            if rows is not None and sum(n for _, n in rows) < num_rows:
+                partial[rg] = (sorted(set(cols)), rows)
             for c in sorted(set(cols)):
                 try:
                     _col, _rg, chunk, length = self.pf.chunk_extent(rg, c)
@@ -44,12 +61,34 @@ class ChunkPrefetcher:
             if rs:
                 order.append(rg)
                 ranges[rg] = ranges.get(rg, []) + rs
+        if index_ranges:        # page indexes are read first (pruning, page maps):
+            self.pf.buffer_manager.prefetch(self.pf.source, index_ranges)   # one region
+        by_pages = set()
+        for rg, (cols, rows) in partial.items():     # (waits for the offset indexes)
+            rs = self._page_ranges(rg, cols, rows)
+            if rs is not None:
+                ranges[rg] = rs
+                by_pages.add(rg)
         with self._lock:
             self._order = order
             self._ranges = ranges
             self._issued = set()
-        if index_ranges:        # page indexes are read first (pruning, page maps):
-            self.pf.buffer_manager.prefetch(self.pf.source, index_ranges)   # one region
+            self._by_pages = by_pages
+
+    def _page_ranges(self, rg: int, cols: list, rows: list):
+        """The byte ranges of the page runs of ``rows`` in each chunk, or
+        None when some chunk has no usable offset index (whole chunks then)."""
+        out: set = set()
+        for c in cols:
+            for start, count in rows:
+                try:
+                    run = self.pf.page_run(rg, c, start, count)
+                except Exception:           # noqa: BLE001 - the read reports it
+                    return None
+                if run is None:
+                    return None
+                out.update(run.ranges)
+        return sorted(out)
 
     def on_read(self, rg: int) -> None:
         """Row group ``rg`` is being read: request it and what follows,

@@ -3,7 +3,9 @@ read one column chunk into engine storage (scan/storage.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from typing import NamedTuple
 
 import numpy as np
 
@@ -20,6 +22,17 @@ from scan.metadata import (MAGIC_ENCRYPTED, FileMetadata, build_metadata, check_
 from scan.pages import MAX_DICT_HEADER
 
 _TAIL_READ = 64 * 1024        # speculative tail read: footer usually fits
+
+
+class PageRun(NamedTuple):
+    """What a row range of a flat chunk needs, by its offset index: the
+    byte ``ranges`` (the dictionary region, then the run of data pages
+    covering the rows), the run's first row and row count in the row group,
+    and its page directory [(position in the joined ranges, first row)]."""
+    ranges: list
+    first_row: int
+    num_rows: int
+    directory: list
 
 
 class ParquetFile:
@@ -139,6 +152,11 @@ class ParquetFile:
             return ColumnData(*empty_storage(col), 0, col)
         if self._prefetcher is not None:
             self._prefetcher.on_read(row_group)
+            if ranged and col.max_rep_level == 0 and self._prefetcher.reads_pages(row_group) \
+                    and not self.buffer_manager.holds(self.source, chunk.start, length):
+                got = self._read_pages(row_group, column, row_start, row_count, rows, codes)
+                if got is not None:
+                    return got
         buf = self.chunk_buffer(chunk, length)
         if ranged and col.max_rep_level == 0:
             return self._read_range(buf, row_group, column, row_start, row_count, rows, codes)
@@ -168,15 +186,17 @@ class ParquetFile:
 
     def will_read(self, plan) -> None:
         """A scan announces what it will read: ``plan`` is [(row group,
-        [leaf column indexes, or top-level field names])] in reading order.
-        For remote files, chunks are then requested ahead of the reads
+        [leaf column indexes, or top-level field names], row ranges)] in
+        reading order, the row ranges [(start, count)] or None for the
+        whole row group.  For remote files, chunks (or, for a few row
+        ranges, their pages) are then requested ahead of the reads
         (scan/prefetch.py); local files ignore it."""
         if not getattr(self.source, "remote", False):
             return
         from scan.prefetch import ChunkPrefetcher
         leaves: list = []
         resolved = []
-        for rg, cols in plan:
+        for rg, cols, *ranges in plan:
             leaves = []
             for c in cols:
                 if isinstance(c, str):
@@ -184,7 +204,7 @@ class ParquetFile:
                                   if i.path and i.path[0] == c)
                 elif 0 <= c < len(self.columns):
                     leaves.append(c)
-            resolved.append((rg, leaves))
+            resolved.append((rg, leaves, ranges[0] if ranges else None))
         if self._prefetcher is None:
             self._prefetcher = ChunkPrefetcher(self, self.buffer_manager.memory_budget_bytes // 4)
         self._prefetcher.announce(resolved)
@@ -265,6 +285,66 @@ class ParquetFile:
         n = len(values) if values is not None else len(cds)
         return ColumnData(values, nulls, heap, n, col, cds, dictionary)
 
+    def page_run(self, row_group: int, column: int, row_start: int,
+                 row_count: int) -> PageRun | None:
+        """The PageRun of rows [row_start, row_start+row_count) of a flat,
+        unencrypted chunk with an offset index; None when the chunk is to
+        be read whole.  (Remote reads of a few row ranges fetch these
+        ranges only: scan/prefetch.py.)"""
+        col, rg, chunk, _length = self.chunk_extent(row_group, column)
+        if col.max_rep_level or chunk.crypto is not None or self._pads_chunks \
+                or chunk.offset_index_offset is None:
+            return None
+        try:
+            oi = self.offset_index(row_group, column)
+        except PqdbError:
+            return None
+        if oi is None or not oi.num_pages or int(oi.offsets[0]) < chunk.start:
+            return None
+        starts = oi.first_row_indexes
+        k = max(int(np.searchsorted(starts, row_start, "right")) - 1, 0)
+        m = max(int(np.searchsorted(starts, row_start + row_count, "left")) - 1, k)
+        first = int(starts[k])
+        stop = int(starts[m + 1]) if m + 1 < oi.num_pages else rg.num_rows
+        lo, hi = int(oi.offsets[k]), int(oi.offsets[m]) + int(oi.compressed_sizes[m])
+        head = int(oi.offsets[0]) - chunk.start          # dictionary page(s)
+        if k >= _dictionary_pages(chunk):   # past the writer's fallback to PLAIN
+            head = 0
+        ranges = ([(chunk.start, head)] if head else []) + [(lo, hi - lo)]
+        directory = [(head + int(oi.offsets[i]) - lo, int(starts[i]) - first)
+                     for i in range(k, m + 1)]
+        return PageRun(ranges, first, stop - first, directory)
+
+    def _read_pages(self, row_group, column, row_start, row_count, rows, codes):
+        """A ranged read from the pages of its PageRun alone (the chunk is
+        not cached and the scan reads only some row ranges of it); None
+        when the run cannot serve it (the whole chunk is read then)."""
+        from scan.row_ranges import ChunkState, read_range
+        run = self.page_run(row_group, column, row_start, row_count)
+        if run is None:
+            return None
+        col = self.columns[column]
+        chunk = self.row_groups[row_group].columns[column]
+        parts = [self.buffer_manager.get(self.source, off, n) for off, n in run.ranges]
+        buf = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        part = dataclasses.replace(chunk, num_values=run.num_rows)
+        try:
+            state = ChunkState(buf, col, part, run.num_rows, self.verify_checksums,
+                               run.directory)
+        except PqdbError:           # the offset index disagrees: read the chunk whole
+            return None
+        try:
+            with chunk_errors(self._chunk_ctx(row_group, col)):
+                values, nulls, heap, cds, dictionary = read_range(
+                    state, row_start - run.first_row, row_count,
+                    codes and col.type_name == "string", rows)
+        except FileFormatError:
+            if len(run.ranges) == 1 and int(run.ranges[0][0]) > chunk.start:
+                return None         # a dictionary page after all: the whole chunk says
+            raise
+        n = len(values) if values is not None else len(cds)
+        return ColumnData(values, nulls, heap, n, col, cds, dictionary)
+
     def read_column_by_name(self, row_group: int, name: str) -> ColumnData:
         return self.read_column(row_group, self.column_index(name))
 
@@ -313,6 +393,21 @@ def open_parquet(path_or_source, buffer_manager=None, verify_checksums: bool = T
     """Open a Parquet file (path or ByteSource): reads and validates the
     footer.  ``decryption``: a scan.keys.KeyResolver for encrypted files."""
     return ParquetFile(as_source(path_or_source), buffer_manager, verify_checksums, decryption)
+
+
+_DICT_ENCODINGS = (2, 8)                  # PLAIN_DICTIONARY, RLE_DICTIONARY
+_DATA_PAGES = (0, 3)                      # DATA_PAGE, DATA_PAGE_V2
+
+
+def _dictionary_pages(chunk) -> float:
+    """How many of the chunk's first data pages are dictionary-encoded, by
+    its encoding_stats (writers fall back to PLAIN once, for good, when the
+    dictionary grows too large); infinite when the footer does not say."""
+    stats = chunk.encoding_stats
+    if not stats:
+        return float("inf")
+    return sum(int(e.get("count") or 0) for e in stats
+               if e.get("page_type") in _DATA_PAGES and e.get("encoding") in _DICT_ENCODINGS)
 
 
 def _old_parquet_mr(created_by) -> bool:

@@ -127,12 +127,17 @@ MORSEL_FLOOR_ROWS = 65536
 PAGE_ROWS = 20000
 
 
-def announce_reads(files: dict, groups: list) -> None:
-    """Tell each file the row groups and columns the scan will read (remote
-    files request them ahead: scan/prefetch.py)."""
+def announce_reads(files: dict, morsels: list) -> None:
+    """Tell each file the row groups, columns and row ranges the scan's
+    morsels will read (remote files request them ahead, by pages where
+    only some ranges of a row group are read: scan/prefetch.py)."""
+    groups: dict = {}                    # (path, rg) -> (cols, row group rows, ranges)
+    for path, rg, cols, start, count, num_rows, *_ in morsels:
+        groups.setdefault((path, rg), (cols, num_rows, []))[2].append((start, count))
     plans: dict = {}
-    for path, rg, cols, *_ in groups:
-        plans.setdefault(path, []).append((rg, cols))
+    for (path, rg), (cols, num_rows, rows) in groups.items():
+        whole = sum(n for _, n in rows) >= num_rows
+        plans.setdefault(path, []).append((rg, cols, None if whole else rows))
     for path, plan in plans.items():
         will_read = getattr(files[path], "will_read", None)
         if will_read is not None:
@@ -215,7 +220,6 @@ class ScanSource(Source):
                     if not collecting:
                         continue
                 groups.append((path, rg, cols, meta.num_rows, skip))
-        announce_reads(self._open, groups)
         total = sum(g[3] for g in groups)
         share = total // (MORSELS_PER_CORE * self.cores)
         floor = min(self.block_rows, MORSEL_FLOOR_ROWS)
@@ -231,10 +235,30 @@ class ScanSource(Source):
                     skip_m = skip
                 if skip_m and not collecting:
                     continue
+                if not skip_m and not collecting and st is not None and term is not None:
+                    m = self._trim(st, term, m)
                 out.append(m + (True,) if skip_m else m)     # collect-only morsel
+        announce_reads(self._open, out)
         if st is not None:
             st.count_morsels(out)
         return out
+
+    def _trim(self, st, term, morsel):
+        """The morsel without the PAGE_ROWS pieces at its ends that the
+        synopses rule out (no row there can match): fewer rows decoded, and
+        remote files fetch fewer pages (scan/prefetch.py)."""
+        path, rg, cols, start, count, num_rows = morsel
+        cuts = list(range(start, start + count, PAGE_ROWS)) + [start + count]
+        if len(cuts) <= 2:
+            return morsel
+        base = st.file_row(path, rg, 0)
+        keep = [st.range_may_match(term, path, base + a, b - a) for a, b in zip(cuts, cuts[1:])]
+        lo = keep.index(True)
+        hi = len(keep) - keep[::-1].index(True)
+        if lo == 0 and hi == len(keep):
+            return morsel
+        self.ctx.pruning.add(rows_skipped=count - (cuts[hi] - cuts[lo]))
+        return (path, rg, cols, cuts[lo], cuts[hi] - cuts[lo], num_rows)
 
     def _cut(self, path, rg, cols, num_rows):
         """The morsels of one row group: (path, rg, cols, start, count, num_rows).

@@ -171,6 +171,12 @@ class BufferManager:
         self._complete(key, pending, out)
         return out
 
+    def holds(self, source, offset: int, length: int) -> bool:
+        """Whether the range is cached or being read (no LRU touch)."""
+        key = (source.identity(), int(offset), int(length))
+        with self._lock:
+            return key in self._pages or key in self._pending
+
     def _fail(self, key, pending: _Pending, error: BaseException) -> None:
         pending.error = error
         with self._lock:
