@@ -79,7 +79,14 @@ class ChunkPrefetcher:
         """The byte ranges of the page runs of ``rows`` in each chunk, or
         None when some chunk has no usable offset index (whole chunks then)."""
         out: set = set()
+        bm, source = self.pf.buffer_manager, self.pf.source
         for c in cols:
+            try:
+                _col, _rg, chunk, length = self.pf.chunk_extent(rg, c)
+            except Exception:               # noqa: BLE001 - the read reports it
+                return None
+            if bm.holds(source, chunk.start, length):
+                continue                    # cached whole: the reader takes it from there
             for start, count in rows:
                 try:
                     run = self.pf.page_run(rg, c, start, count)

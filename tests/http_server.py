@@ -146,7 +146,11 @@ class HttpServer:
         path = request.path
         if path == "/__stats":          # (the benchmark's server in its own process)
             with self._lock:
-                stats = {"bytes": sum(r.sent for r in self.log), "requests": len(self.log)}
+                by_path: dict = {}
+                for r in self.log:
+                    by_path[r.path] = by_path.get(r.path, 0) + r.sent
+                stats = {"bytes": sum(r.sent for r in self.log), "requests": len(self.log),
+                         "by_path": by_path}
             return web.json_response(stats)
         if path.startswith("/redirect/"):
             self._record(request, 302, 0)
@@ -295,11 +299,15 @@ class ServerProcess:
     def url(self, name: str) -> str:
         return f"http://127.0.0.1:{self.port}/{name}"
 
-    def bytes_sent(self) -> int:
+    def bytes_sent(self, prefix: str | None = None) -> int:
+        """Bytes sent so far (of the paths under ``prefix`` only, when given)."""
         import json
         import urllib.request
         with urllib.request.urlopen(self.url("__stats"), timeout=10) as f:
-            return json.loads(f.read())["bytes"]
+            stats = json.loads(f.read())
+        if prefix is None:
+            return stats["bytes"]
+        return sum(n for p, n in stats["by_path"].items() if p.lstrip("/").startswith(prefix))
 
     def stop(self) -> None:
         self.proc.terminate()

@@ -84,3 +84,15 @@ def test_page_run_covers_the_rows(sorted_file):
     chunk = pf.row_groups[0].columns[x]
     assert pf.page_run(0, x, 0, 10).ranges[0] == (chunk.start, int(pf.offset_index(0, x).offsets[0]) - chunk.start)
     assert len(pf.page_run(0, x, 300_000, 10).ranges) == 1
+
+
+def test_cached_chunks_serve_a_partial_read(fault_server, sorted_file):
+    """The first run fetched whole chunks; the second, skipping by the new
+    statistics, reads pages of them: from the cached chunks, fetching nothing."""
+    url = fault_server.add("sorted.parquet", sorted_file)
+    sql = QUERIES[0][0].format(t=f"'{url}'")
+    con = engine.connect(threads=2)
+    first = bounded(lambda: con.sql(sql))
+    second = bounded(lambda: con.sql(sql))
+    assert second.fetchall() == first.fetchall()
+    assert second.io["bytes_fetched"] == 0 and second.io["requests"] == 1
