@@ -74,6 +74,8 @@ class ChunkPrefetcher:
             self._ranges = ranges
             self._issued = set()
             self._by_pages = by_pages
+        if order:               # the first window travels while the scan starts
+            self.on_read(order[0])
 
     def _page_ranges(self, rg: int, cols: list, rows: list):
         """The byte ranges of the page runs of ``rows`` in each chunk, or
