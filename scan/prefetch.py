@@ -23,6 +23,11 @@ from __future__ import annotations
 import threading
 
 
+# the page indexes of the columns read are fetched with those of the columns
+# between them (a few KB per chunk): one request, not one per index
+INDEX_WASTE = 1e9
+
+
 class ChunkPrefetcher:
     def __init__(self, pf, window: int):
         self.pf = pf
@@ -61,8 +66,9 @@ class ChunkPrefetcher:
             if rs:
                 order.append(rg)
                 ranges[rg] = ranges.get(rg, []) + rs
-        if index_ranges:        # page indexes are read first (pruning, page maps):
-            self.pf.buffer_manager.prefetch(self.pf.source, index_ranges)   # one region
+        if index_ranges:        # page indexes are read first (pruning, page maps): they
+            # lie together before the footer, small: one region, the others' with them
+            self.pf.buffer_manager.prefetch(self.pf.source, index_ranges, max_waste=INDEX_WASTE)
         by_pages = set()
         for rg, (cols, rows) in partial.items():     # (waits for the offset indexes)
             rs = self._page_ranges(rg, cols, rows)

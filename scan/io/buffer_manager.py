@@ -204,10 +204,11 @@ class BufferManager:
         pending.event.set()
         _notify(evicted)
 
-    def prefetch(self, source, ranges) -> int:
+    def prefetch(self, source, ranges, max_waste: float | None = None) -> int:
         """Start reading the (offset, length) ranges of ``source`` that are
         neither cached nor in flight, without waiting: through
-        ``source.fetch_ranges`` (remote sources), else not at all.  The
+        ``source.fetch_ranges`` (remote sources), else not at all;
+        ``max_waste`` goes to its coalescing (scan/io/remote.py).  The
         bytes started."""
         fetch = getattr(source, "fetch_ranges", None)
         if fetch is None:
@@ -236,7 +237,8 @@ class BufferManager:
                 return
             self._complete(key, pending, out, fresh=True)
         try:
-            fetch([(k[1], k[2]) for k, _ in todo], done)
+            extra = {} if max_waste is None else {"max_waste": max_waste}
+            fetch([(k[1], k[2]) for k, _ in todo], done, **extra)
         except BaseException as e:
             for key, pending in todo:
                 if not pending.event.is_set():

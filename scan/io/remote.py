@@ -173,10 +173,12 @@ class RemoteSource(ByteSource):
             self._to_disk(offset, data)
         out[:] = np.frombuffer(data, dtype=np.uint8)
 
-    def fetch_ranges(self, ranges, done) -> None:
+    def fetch_ranges(self, ranges, done, max_waste: float = MAX_WASTE) -> None:
         """Read every (offset, length) of ``ranges`` without waiting;
         ``done(i, data, error)`` is called once per range, from any
-        thread (``data`` bytes-like, or ``error`` an exception)."""
+        thread (``data`` bytes-like, or ``error`` an exception).
+        ``max_waste``: see coalesce (small metadata such as page indexes
+        is fetched as one region, whatever lies between)."""
         missing = []
         for i, (off, length) in enumerate(ranges):
             try:
@@ -192,7 +194,7 @@ class RemoteSource(ByteSource):
         if not missing:
             return
         sub = [ranges[i] for i in missing]
-        for start, end, members in coalesce(sub, self.settings.coalesce_gap):
+        for start, end, members in coalesce(sub, self.settings.coalesce_gap, max_waste):
             idx = [missing[m] for m in members]
             try:
                 pieces = [(a, min(a + MAX_REQUEST, end), self.submit(a, min(a + MAX_REQUEST, end)))

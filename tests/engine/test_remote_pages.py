@@ -5,6 +5,8 @@ and gives DuckDB's rows."""
 
 from __future__ import annotations
 
+import time
+
 import duckdb
 import numpy as np
 import pyarrow as pa
@@ -96,3 +98,34 @@ def test_cached_chunks_serve_a_partial_read(fault_server, sorted_file):
     second = bounded(lambda: con.sql(sql))
     assert second.fetchall() == first.fetchall()
     assert second.io["bytes_fetched"] == 0 and second.io["requests"] == 1
+
+
+def test_page_indexes_come_in_one_request(fault_server, sorted_file):
+    """The page indexes of the columns read lie among the others': they
+    are fetched as one region (not one request each, nor cut by the 10%
+    waste cap of chunk coalescing)."""
+    from scan import open_parquet
+    from scan.io.buffer_manager import BufferManager
+    from scan.io.http import HttpClient, HttpSource
+    url = fault_server.add("sorted.parquet", sorted_file)
+    client = HttpClient()
+    try:
+        pf = bounded(lambda: open_parquet(HttpSource(url, client),
+                                          buffer_manager=BufferManager(1 << 28)))
+        chunks = pf.row_groups[0].columns
+        first_index = min(c.column_index_offset for c in chunks)
+        fault_server.clear_log()
+        bounded(lambda: pf.will_read([(0, [0, 3], [(0, 1000)])]))   # d and f, not x, s
+
+
+        def index_requests():       # (the server logs a request after its last byte)
+            return [r for r in list(fault_server.log) if r.range and
+                    int(r.range.split("=")[1].split("-")[0]) >= first_index]
+        for _ in range(500):
+            if index_requests():
+                break
+            time.sleep(0.01)
+        time.sleep(0.2)
+        assert len(index_requests()) == 1, [r.range for r in fault_server.log]
+    finally:
+        client.close()
