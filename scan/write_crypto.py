@@ -17,6 +17,8 @@ parquet-modular-encryption-spec.txt; reading is scan/crypto.py, whose
   CTR under AES_GCM_CTR_V1), page headers, dictionary page and header,
   column and offset index, bloom filter header and bitset, each with its
   AAD (file AAD, module type, row group, column and page ordinals).
+  Under AES_GCM_CTR_V1 page headers carry the CRC-32 of the encrypted
+  page, which is all that catches a damaged CTR page.
 * ``column_chunk``: ColumnCryptoMetaData; the ColumnMetaData encrypted
   with the column's key where the spec asks (a column key, or a plaintext
   footer): an encrypted footer keeps no plaintext copy, a plaintext footer
@@ -110,6 +112,9 @@ class EncryptingSink(ModuleSink):
         self.algorithm = {e.algorithm: body}
         self.file_aad = bytes(e.aad_prefix or b"") + unique
         ctr = e.algorithm == GCM_CTR_V1
+        # CTR pages are not authenticated (spec 4.2.2): their CRC, of the page
+        # as written (as parquet-java and Arrow write it), catches damage
+        self.page_checksums = ctr
         self.footer_cipher = Cipher(bytes(e.footer_key), False)
         ciphers = {bytes(e.footer_key): Cipher(bytes(e.footer_key), ctr)}
         self.columns: list = []
