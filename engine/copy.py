@@ -270,8 +270,8 @@ def run_copy(connection, stmt, params):
     options = write_options(stmt.options, names)
     if "encryption_config" in stmt.options:
         from engine.copy_encryption import encrypting_sink
-        options.sink = encrypting_sink(stmt.options["encryption_config"], connection.catalog.keys,
-                                       names, types)
+        options.sink = encrypting_sink(stmt.options["encryption_config"],
+                                       connection.catalog.keys, names, types)
     path = os.path.expanduser(stmt.path)
     if os.path.isdir(path):
         raise PqdbIOError(f"cannot write {path}: it is a directory", url=path)

@@ -1,4 +1,5 @@
-"""Parquet Modular Encryption, reading (the spec: docs/references,
+"""Parquet Modular Encryption, reading, and the ciphers and AADs the writer
+(scan/write_crypto.py) shares (the spec: docs/references,
 parquet-modular-encryption-spec.txt).
 
 Every encrypted part of a file is a *module*: 4-byte little-endian length,

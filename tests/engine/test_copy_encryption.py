@@ -65,8 +65,8 @@ def _same_in_pyarrow(src, table) -> None:
         assert table.column(name).to_pylist() == want.column(name).to_pylist(), name
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                 HealthCheck.function_scoped_fixture])
+@settings(max_examples=8, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(algorithm=st.sampled_from(["AES_GCM_V1", "AES_GCM_CTR_V1"]),
        plaintext_footer=st.booleans(),
        per_column=st.booleans(),
@@ -145,8 +145,10 @@ def test_crypto_metadata_as_the_spec_lays_it_out(source, tmp_path):
     con = _connect(keys)
     for plaintext_footer in (False, True):
         out = str(tmp_path / f"layout_{plaintext_footer}.parquet")
+        config = _config(columns={"i64": "k1", "st": "kf", "s": "k2"},
+                         plaintext_footer=plaintext_footer)
         con.sql(f"COPY (SELECT k, i64, st, s FROM '{source}') TO '{out}' (FORMAT parquet, "
-                f"ENCRYPTION_CONFIG {_config(columns={'i64': 'k1', 'st': 'kf', 's': 'k2'}, plaintext_footer=plaintext_footer)})")
+                f"ENCRYPTION_CONFIG {config})")
         from scan import open_parquet
         from scan.keys import KeyRegistry, KeyResolver
         reg = KeyRegistry()
@@ -186,8 +188,10 @@ def test_pyarrow_encrypted_round_trips_through_pqdb(source, tmp_path):
                    "AES_GCM_V1", False, double_wrapping=True, data_page_size=512)
     con = _connect(master)
     second = str(tmp_path / "pqdb.parquet")
-    con.sql(f"COPY (SELECT * FROM '{first}') TO '{second}' (FORMAT parquet, ENCRYPTION_CONFIG "
-            f"{_config('mf', {'i64': 'm1', 's': 'm1', 'l': 'm2', 'st': 'm2'}, key_material=True, algorithm='AES_GCM_CTR_V1')})")
+    config = _config("mf", {"i64": "m1", "s": "m1", "l": "m2", "st": "m2"}, key_material=True,
+                     algorithm="AES_GCM_CTR_V1")
+    con.sql(f"COPY (SELECT * FROM '{first}') TO '{second}' (FORMAT parquet, "
+            f"ENCRYPTION_CONFIG {config})")
     back = read_with_kms(second, master)
     assert back.to_pylist() == table.to_pylist()
     # CTR pages carry their CRC: pyarrow verifies it
