@@ -26,7 +26,8 @@ Pieces (the engine runs them on several threads, scan/ knows no SQL):
   removes it.
 - ``ParquetWriter``: the three in sequence; ``write_parquet``: one call.
 
-Encryption hook (Parquet Modular Encryption is added on top of this): every
+Encryption hook (Parquet Modular Encryption: scan/write_crypto.py's
+``EncryptingSink`` plugs in here): every
 byte the writer puts in the file after the leading magic passes through one
 ``ModuleSink`` (WriteOptions.sink), whose default writes plaintext:
 

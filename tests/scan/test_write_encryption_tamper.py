@@ -124,3 +124,13 @@ def test_page_from_another_pqdb_file_and_wrong_column_key(tmp_path):
         read_all(hidden, KeyResolver(reg, EncryptionConfig(aad_prefix=b"tbl/p=2")))
     got = read_all(hidden, KeyResolver(reg, EncryptionConfig(aad_prefix=b"tbl/p=1")))
     assert got[0] == list(range(1500))
+
+
+def test_no_key_in_any_repr():
+    enc = FileEncryption(KEYS["kf"], b"kf", {"a": ColumnKey(KEYS["k1"], b"k1")})
+    _, leaves = build_schema([n for n, _ in SCHEMA], [t for _, t in SCHEMA])
+    sink = EncryptingSink(enc, leaves)
+    for text in (repr(enc), str(enc), repr(enc.column_keys["a"]), repr(sink)):
+        assert "kf" in text or "192-bit key" in text
+        for key in KEYS.values():
+            assert key.decode() not in text and repr(key) not in text
