@@ -238,7 +238,11 @@ class QueryProfile:
         out[id(node)] = OperatorRun(rows, time_s, skipped, note)
 
     def _copy_shared(self, first, node, out: dict, top: bool) -> None:
-        if not top:
+        if top:
+            got = out[id(node)]
+            out[id(node)] = OperatorRun(got.rows, got.time_s, got.skipped,
+                                        "reused: computed once for an identical subplan")
+        else:
             got = out.get(id(first))
             if got is not None:
                 out[id(node)] = OperatorRun(got.rows, got.time_s, got.skipped, "shared")
