@@ -23,7 +23,8 @@ the rows they produced before the stop, as PostgreSQL's ANALYZE does.
 Time is wall time in a node's own pieces (its source, operators and sink,
 not its inputs'), summed over the threads that ran them: with 2 threads
 a node's time may reach twice the elapsed time.  Nothing of this runs
-unless the query is analyzed (ExecutionContext.profile is None).
+unless the query is analyzed (ExecutionContext.profile is None).  An
+analyzed run is a real run: it collects statistics as any first run does.
 """
 
 from __future__ import annotations
