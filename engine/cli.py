@@ -128,9 +128,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from engine.compile_notice import CompileWatch
+    watch = CompileWatch().install() if args.engine == "pqdb" else None
     try:
-        from engine.compile_notice import CompileWatch
-        watch = CompileWatch().install() if args.engine == "pqdb" else None
+        return _run(args, watch)
+    finally:
+        if watch is not None:
+            watch.uninstall()
+
+
+def _run(args, watch) -> int:
+    try:
         import engine
         if args.engine == "spark":
             con = engine.connect(engine="spark", master=args.master, **_parse_settings(args.set))

@@ -53,12 +53,21 @@ def load_without_refresh() -> None:
     cache_class.load_overload = load_overload
 
 
-def when_imported(name: str, then) -> None:
-    """Run ``then()`` right after module ``name`` is imported (now, if it is)."""
+def when_imported(name: str, then):
+    """Run ``then()`` right after module ``name`` is imported (now, if it
+    is).  Returns the pending import hook (``forget`` drops it), or None."""
     if name in sys.modules:
         then()
-    else:
-        sys.meta_path.insert(0, _AfterImport(name, then))
+        return None
+    hook = _AfterImport(name, then)
+    sys.meta_path.insert(0, hook)
+    return hook
+
+
+def forget(hook) -> None:
+    """Drop a hook of ``when_imported`` that has not fired."""
+    if hook in sys.meta_path:
+        sys.meta_path.remove(hook)
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):
@@ -68,7 +77,7 @@ class _AfterImport(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
         if fullname != self.name:
             return None
-        sys.meta_path.remove(self)
+        forget(self)
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is not None and spec.loader is not None:
             spec.loader = _ThenLoader(spec.loader, self.then)

@@ -116,7 +116,7 @@ def test_cli_select_1_compiles_nothing(tmp_path):
 def test_cli_says_it_compiles_with_a_cold_cache(tmp_path):
     cache = tmp_path / "numba-cache"
     cmd = [sys.executable, "-m", "engine.cli", "-c",
-           "SELECT upper(s) AS u FROM (VALUES ('ab'), ('cd')) t(s) ORDER BY u"]
+           "SELECT upper(s) AS u FROM (SELECT 'cd' AS s UNION ALL SELECT 'ab') ORDER BY u"]
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
     cold = subprocess.run(cmd, cwd=REPO, text=True, capture_output=True, timeout=600, env=env)
     assert cold.returncode == 0, cold.stderr
