@@ -53,40 +53,49 @@ def load_without_refresh() -> None:
     cache_class.load_overload = load_overload
 
 
+_PENDING: dict = {}          # module name -> the functions to run once it is imported
+
+
 def when_imported(name: str, then):
     """Run ``then()`` right after module ``name`` is imported (now, if it
-    is).  Returns the pending import hook (``forget`` drops it), or None."""
+    is).  Returns a token for ``forget`` (None when it ran already)."""
     if name in sys.modules:
         then()
         return None
-    hook = _AfterImport(name, then)
-    sys.meta_path.insert(0, hook)
-    return hook
+    if name not in _PENDING:
+        _PENDING[name] = []
+        sys.meta_path.insert(0, _AfterImport(name))
+    _PENDING[name].append(then)
+    return (name, then)
 
 
-def forget(hook) -> None:
-    """Drop a hook of ``when_imported`` that has not fired."""
-    if hook in sys.meta_path:
-        sys.meta_path.remove(hook)
+def forget(token) -> None:
+    """Drop a function of ``when_imported`` that has not run yet."""
+    if token is not None:
+        waiting = _PENDING.get(token[0], [])
+        if token[1] in waiting:
+            waiting.remove(token[1])
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):
-    def __init__(self, name: str, then):
-        self.name, self.then = name, then
+    def __init__(self, name: str):
+        self.name = name
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname != self.name:
             return None
-        forget(self)
+        sys.meta_path.remove(self)
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is not None and spec.loader is not None:
-            spec.loader = _ThenLoader(spec.loader, self.then)
+            spec.loader = _ThenLoader(spec.loader, fullname)
+        else:
+            _PENDING.pop(fullname, None)
         return spec
 
 
 class _ThenLoader(importlib.abc.Loader):
-    def __init__(self, loader, then):
-        self.loader, self.then = loader, then
+    def __init__(self, loader, name: str):
+        self.loader, self.name = loader, name
 
     def create_module(self, spec):
         return self.loader.create_module(spec)
@@ -94,4 +103,5 @@ class _ThenLoader(importlib.abc.Loader):
     def exec_module(self, module):
         module.__loader__ = self.loader
         self.loader.exec_module(module)
-        self.then()
+        for then in _PENDING.pop(self.name, []):
+            then()
