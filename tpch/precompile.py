@@ -100,7 +100,8 @@ def precompile(jobs: int = 2, sf: float = 0.01, data_dir: str | None = None,
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tpch.precompile", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m tpch.precompile",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--jobs", type=int, default=2, help="processes compiling at once (2)")
     ap.add_argument("--sf", type=float, default=0.01, help="TPC-H scale factor of the warm-up data")
     ap.add_argument("--data", help="a TPC-H data directory to use instead of generating one")
