@@ -83,18 +83,23 @@ def query_cmd(engine: str, data: str, q: int) -> list[str]:
     return [PY, "-m", "tpch.peers", "cold", engine, data, "2", str(q)]
 
 
-def measure(cmd, cold, repeat, parse=False, repo=REPO):
-    """Median process seconds (and median first-run seconds when ``parse``)."""
-    procs, firsts = [], []
+def measure(runs: dict, cold: bool, repeat: int, parse: bool = False) -> dict:
+    """``runs``: name -> (command, checkout).  Each repetition runs every
+    command once, in turn (the machine's drift hits all alike); per name the
+    median process seconds and, when ``parse``, the median first-run seconds."""
+    procs = {k: [] for k in runs}
+    firsts = {k: [] for k in runs}
     for _ in range(repeat):
-        took, out = run_case(cmd, cold, repo)
-        procs.append(took)
-        if parse:
-            got = json.loads(out.strip().splitlines()[-1])
-            if "error" in got:
-                raise RuntimeError(got["error"])
-            firsts.append(got["seconds"])
-    return statistics.median(procs), (statistics.median(firsts) if parse else None)
+        for name, (cmd, repo) in runs.items():
+            took, out = run_case(cmd, cold, repo)
+            procs[name].append(took)
+            if parse:
+                got = json.loads(out.strip().splitlines()[-1])
+                if "error" in got:
+                    raise RuntimeError(got["error"])
+                firsts[name].append(got["seconds"])
+    return {k: (statistics.median(procs[k]),
+                statistics.median(firsts[k]) if parse else None) for k in runs}
 
 
 def geomean(xs):
@@ -121,32 +126,37 @@ def main(argv=None) -> int:
     ap.add_argument("--cold-queries", default="1,3,6")
     ap.add_argument("--json", help="write the measurements here too")
     ap.add_argument("--baseline", help="another pqdb checkout timed in the same run")
+    ap.add_argument("--caches", default="warm,cold", help="which cache states to time")
     args = ap.parse_args(argv)
     rows, report = [], {"data": args.data, "repeat": args.repeat}
-    for cache in ("warm", "cold"):
+    for cache in [c for c in ("warm", "cold") if c in args.caches.split(",")]:
         cold = cache == "cold"
         if not cold:                                  # warm the caches: one untimed run each
             for _, cmds in simple_cases(args.data):
                 for cmd in cmds.values():
                     run_case(cmd, False)
+                if args.baseline:
+                    run_case(cmds["pqdb -c"], False, args.baseline)
             for q in parse_queries(args.queries):
                 run_case(query_cmd("pqdb", args.data, q), False)
                 if args.baseline:
                     run_case(query_cmd("pqdb", args.data, q), False, args.baseline)
         for name, cmds in simple_cases(args.data):
-            t = {k: measure(c, cold, args.repeat)[0] for k, c in cmds.items()}
-            base = (measure(cmds["pqdb -c"], cold, args.repeat, repo=args.baseline)[0]
-                    if args.baseline else None)
+            runs = {k: (c, REPO) for k, c in cmds.items()}
+            if args.baseline:
+                runs["baseline"] = (cmds["pqdb -c"], args.baseline)
+            t = {k: v[0] for k, v in measure(runs, cold, args.repeat).items()}
             rows.append((cache, name, t["pqdb -c"], t["pqdb API"], None, t["duckdb"], None,
-                         base, None))
+                         t.get("baseline"), None))
         qs = parse_queries(args.queries if not cold else args.cold_queries)
         for q in qs:
-            p_proc, p_first = measure(query_cmd("pqdb", args.data, q), cold, args.repeat, True)
-            d_proc, d_first = measure(query_cmd("duckdb", args.data, q), cold, args.repeat, True)
-            b_proc = b_first = None
+            runs = {"pqdb": (query_cmd("pqdb", args.data, q), REPO),
+                    "duckdb": (query_cmd("duckdb", args.data, q), REPO)}
             if args.baseline:
-                b_proc, b_first = measure(query_cmd("pqdb", args.data, q), cold, args.repeat,
-                                          True, args.baseline)
+                runs["baseline"] = (query_cmd("pqdb", args.data, q), args.baseline)
+            t = measure(runs, cold, args.repeat, True)
+            (p_proc, p_first), (d_proc, d_first) = t["pqdb"], t["duckdb"]
+            b_proc, b_first = t.get("baseline", (None, None))
             rows.append((cache, f"TPC-H Q{q}", p_proc, None, p_first, d_proc, d_first,
                          b_proc, b_first))
             print(f"  {cache} Q{q}: pqdb {p_proc:.3f}/{p_first:.3f} s, "

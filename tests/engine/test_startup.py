@@ -183,3 +183,14 @@ def test_constant_string_views_match_the_kernels():
         w0, w1, h = const_view(value)
         assert (w0, w1) == (views[0, 0], views[0, 1]) and w0.dtype == np.uint64
         assert bytes(h) == bytes(heap)
+
+
+def test_synopsis_piece_of_is_searchsorted():
+    # the loop that replaced np.searchsorted in the synopsis kernels (start-up:
+    # numba.np.arraymath is not imported by a first scan)
+    from stats.synopses import piece_of
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        bounds = np.unique(rng.integers(0, 1000, rng.integers(1, 20))).astype(np.int64)
+        for row in rng.integers(-5, 1005, 10):
+            assert piece_of(bounds, np.int64(row)) == np.searchsorted(bounds, row, "right") - 1
