@@ -18,7 +18,6 @@ from planner import parse_statements, plan_query
 from planner.binder_params import check_parameter_container
 from planner.errors import BinderError
 from planner import statements as st
-from planner.explain import explain
 from planner.types import VARCHAR, DataType
 
 _FETCH_CHUNK = 2048
@@ -358,8 +357,8 @@ class Connection:
 
     def _run_query_statement(self, stmt, params) -> Result | None:
         if isinstance(stmt, st.ExplainStatement):
-            plan = plan_query(stmt.ast, self._catalog, params=params, sql=stmt.sql)
-            return text_result("explain", explain(plan))
+            from engine.analyze import run_explain
+            return run_explain(self, stmt, params)
         if isinstance(stmt, st.DescribeStatement):
             plan = plan_query(stmt.ast, self._catalog, params=params, sql=stmt.sql)
             return _describe_result(plan.schema)
@@ -368,15 +367,17 @@ class Connection:
             return run_copy(self, stmt, params)
         if isinstance(stmt, st.QueryStatement):
             plan = plan_query(stmt.ast, self._catalog, params=params, sql=stmt.sql)
-            return self._run_plan(plan)
+            return self.run_plan(plan)
         raise UnsupportedFeatureError(f"statement {type(stmt).__name__} is not supported")
 
-    def _run_plan(self, plan) -> Result:
+    def run_plan(self, plan, profile=None) -> Result:
+        """Run an optimized plan (planner.plan_query); ``profile``: an
+        engine.analyze.QueryProfile counting each node's rows and time."""
         from engine.context import ExecutionContext
         from engine.executor import execute
         ctx = ExecutionContext(self._config, self._catalog.open_file,
                                caches=self._catalog.memory_caches(),
-                               statistics=self._catalog.statistics)
+                               statistics=self._catalog.statistics, profile=profile)
         self._running = ctx.cancel
         try:
             out = execute(plan, ctx)

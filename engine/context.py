@@ -205,13 +205,18 @@ class PruningCounters:
     """What the scans of one query skipped by footer statistics, the page
     index and bloom filters (engine/filtering/pruning.py), and by synopses
     (``synopses_skipped``: morsels no row of which can match; their rows
-    count in rows_skipped, whole row groups in row_groups_skipped).
-    Thread-safe."""
+    count in rows_skipped, whole row groups in row_groups_skipped).  The
+    ``*_rows_skipped`` fields split the skipped rows by source (``by_source``).
+    A scan keeps its own counters with the query's as ``parent``: what it
+    adds counts in both (EXPLAIN ANALYZE prints each scan's).  Thread-safe."""
     FIELDS = ("row_groups_scanned", "row_groups_skipped", "bloom_rejections",
-              "pages_skipped", "rows_skipped", "synopses_skipped")
+              "pages_skipped", "rows_skipped", "synopses_skipped",
+              "footer_rows_skipped", "bloom_rows_skipped", "page_index_rows_skipped",
+              "synopses_row_groups_skipped", "synopses_rows_skipped")
 
-    def __init__(self):
+    def __init__(self, parent: "PruningCounters | None" = None):
         self._lock = threading.Lock()
+        self.parent = parent
         for name in self.FIELDS:
             setattr(self, name, 0)
 
@@ -219,9 +224,27 @@ class PruningCounters:
         with self._lock:
             for name, n in counts.items():
                 setattr(self, name, getattr(self, name) + n)
+        if self.parent is not None:
+            self.parent.add(**counts)
 
     def as_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.FIELDS}
+
+    def by_source(self) -> dict:
+        """{source: {unit: count}} of the sources that skipped anything:
+        footer and bloom filters skip row groups, the page index pages,
+        synopses row groups and morsels (row ranges); each with its rows."""
+        footer_groups = (self.row_groups_skipped - self.bloom_rejections
+                         - self.synopses_row_groups_skipped)
+        out = {
+            "footer": {"row_groups": footer_groups, "rows": self.footer_rows_skipped},
+            "bloom": {"row_groups": self.bloom_rejections, "rows": self.bloom_rows_skipped},
+            "page_index": {"pages": self.pages_skipped, "rows": self.page_index_rows_skipped},
+            "synopses": {"row_groups": self.synopses_row_groups_skipped,
+                         "ranges": self.synopses_skipped - self.synopses_row_groups_skipped,
+                         "rows": self.synopses_rows_skipped},
+        }
+        return {k: v for k, v in out.items() if any(v.values())}
 
     def __repr__(self) -> str:
         return f"PruningCounters({self.as_dict()})"
@@ -237,6 +260,7 @@ class ExecutionContext:
     cancel: CancelToken | None = None           # the query's stop request
     statistics: object = None                   # engine.statistics.StatisticsService, or None
     statistics_claims: set = field(default_factory=set)   # what this query's scans collect
+    profile: object = None                      # engine.analyze.QueryProfile (EXPLAIN ANALYZE)
 
     def __post_init__(self):
         if self.caches is None:

@@ -20,6 +20,10 @@ Options follow DuckDB's COPY ... (FORMAT parquet) names:
 pqdb's own:
     BLOOM_FILTER_COLUMNS ['a', 'b']     bloom filters for exactly these columns
     WRITE_PAGE_INDEX bool               ColumnIndex + OffsetIndex (default true)
+    ENCRYPTION_CONFIG {footer_key: 'name', column_keys: {col: 'name'},
+        algorithm, plaintext_footer, aad_prefix, store_aad_prefix,
+        key_material}                   Parquet Modular Encryption
+                                        (engine/copy_encryption.py)
 
 DuckDB options pqdb does not implement (PARTITION_BY, PER_THREAD_OUTPUT,
 FIELD_IDS, ...) are refused by name, any other name is an error naming it.
@@ -48,7 +52,7 @@ from planner.errors import BinderError
 from planner.types import BIGINT
 
 _NOT_IMPLEMENTED = ("row_group_size_bytes", "row_groups_per_file", "field_ids",
-                    "encryption_config", "per_thread_output", "partition_by",
+                    "per_thread_output", "partition_by",
                     "file_size_bytes", "geoparquet_version", "shredding", "return_files",
                     "filename_pattern", "file_extension", "overwrite", "overwrite_or_ignore",
                     "append", "write_partition_columns", "preserve_order", "debug_use_openssl",
@@ -58,7 +62,7 @@ _CODECS = {"snappy": "SNAPPY", "zstd": "ZSTD", "gzip": "GZIP", "uncompressed": "
 KNOWN = ("format", "compression", "codec", "compression_level", "row_group_size", "chunk_size",
          "parquet_version", "dictionary_size_limit", "string_dictionary_page_size_limit",
          "write_bloom_filter", "bloom_filter_false_positive_ratio", "kv_metadata",
-         "use_tmp_file", "bloom_filter_columns", "write_page_index")
+         "use_tmp_file", "bloom_filter_columns", "write_page_index", "encryption_config")
 
 
 def _int(name: str, value, low: int = 1) -> int:
@@ -94,8 +98,9 @@ def write_options(options: dict, names: list):
         raise UnsupportedFeatureError(f"COPY ... TO format {fmt.upper()} is not supported "
                                       "(pqdb writes PARQUET)")
     for name, value in options.items():
-        if name == "format" or name == "use_tmp_file" and _bool(name, value) in (True, False):
-            continue
+        if name in ("format", "encryption_config") or \
+                name == "use_tmp_file" and _bool(name, value) in (True, False):
+            continue          # (encryption_config: run_copy, engine/copy_encryption.py)
         if name in ("compression", "codec"):
             codec = _CODECS.get(str(value).lower())
             if codec is None:
@@ -263,6 +268,10 @@ def run_copy(connection, stmt, params):
         raise BinderError(f"COPY ... TO needs distinct column names; {', '.join(dupes)} "
                           "appear more than once")
     options = write_options(stmt.options, names)
+    if "encryption_config" in stmt.options:
+        from engine.copy_encryption import encrypting_sink
+        options.sink = encrypting_sink(stmt.options["encryption_config"],
+                                       connection.catalog.keys, names, types)
     path = os.path.expanduser(stmt.path)
     if os.path.isdir(path):
         raise PqdbIOError(f"cannot write {path}: it is a directory", url=path)

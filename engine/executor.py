@@ -136,6 +136,8 @@ class _Executor:
         self._repeats: dict = {}          # fingerprint -> uses left, of repeated subplans
         self._computed: dict = {}         # fingerprint -> Block, until its last use
         self._prebuilt: dict = {}         # id(Join) -> its JoinTable, built with its chain's
+        self.profile = ctx.profile        # engine.analyze.QueryProfile: EXPLAIN ANALYZE only
+        self._first_use: dict = {}        # fingerprint -> the node computed (profiled runs)
 
     def find_repeated_subplans(self, plan: L.Node) -> None:
         """Breakers whose subtree the plan holds more than once (a CTE
@@ -187,32 +189,48 @@ class _Executor:
                 block = self._computed.get(fp)
                 if block is None:
                     block = self._computed[fp] = self._materialize(node)
+                    self._first_use[fp] = node
+                elif self.profile is not None:
+                    self.profile.reused(node, self._first_use[fp])
+                if self.profile is not None:
+                    self.profile.materialized(node, block)
                 self._repeats[fp] = left - 1
                 if left == 1:               # its last use: let it go
                     del self._computed[fp]
                 return block
-        return self._materialize(node)
+        block = self._materialize(node)
+        if self.profile is not None:
+            self.profile.materialized(node, block)
+        return block
+
+    def _own(self, piece, node):
+        """``piece`` (a sink or operator made for ``node`` outside its
+        stream) with its time counted for node when analyzing."""
+        return piece if self.profile is None else self.profile.own(piece, node)
 
     def _materialize(self, node: L.Node) -> Block:
         reject_nested_keys(node)
         if isinstance(node, L.Aggregate):
             from engine.operators.aggregate import AggregateSink
-            return self.run(node.child, AggregateSink(node, self.memory),
+            return self.run(node.child, self._own(AggregateSink(node, self.memory), node),
                             _aggregate_reads(node))
         if isinstance(node, (L.Sort, L.Limit)):
             from engine.operators.sort import SortSink
         if isinstance(node, L.Sort):
             sink = SortSink(node.keys, self._types(node), None, self.memory, self.block_rows)
+            sink = self._own(sink, node)
             return self._release_after(self.run(node.child, sink), sink)
         if isinstance(node, L.Limit):
             child = node.child
             if node.limit is not None and isinstance(child, L.Sort):     # top-N
                 sink = SortSink(child.keys, self._types(child), node.offset + node.limit,
                                 self.memory, self.block_rows)
+                sink = self._own(sink, node)
                 block = self._release_after(self.run(child.child, sink), sink)
                 return block.slice(node.offset, node.offset + node.limit)
             from engine.operators.limit import LimitSink
-            sink = LimitSink(self._types(node), node.limit, node.offset, self.memory)
+            sink = self._own(LimitSink(self._types(node), node.limit, node.offset, self.memory),
+                             node)
             return self._release_after(self.run(child, sink), sink)
         if _keyless(node) and node.kind in ("right", "full"):
             return self._nl_outer_join(node)
@@ -226,8 +244,9 @@ class _Executor:
             return block
         if isinstance(node, L.Window):
             from engine.operators.window import compute_windows
-            return compute_windows(node, self.materialize(node.child), self.memory,
-                                   self.threads)
+            child = self.materialize(node.child)
+            with (self.profile.timing(node) if self.profile is not None else _no_timing()):
+                return compute_windows(node, child, self.memory, self.threads)
         sink = CollectSink(self._types(node), self.memory)
         return self._release_after(self.run(node, sink), sink)
 
@@ -240,8 +259,8 @@ class _Executor:
         from engine.operators.hashjoin import ProbeOperator, unmatched_build_block
         table = self._build(node)
         source, ops = self._streaming(node.left)
-        ops.append(ProbeOperator(node.kind, table, node.left_keys, node.residual,
-                                 self.block_rows))
+        ops.append(self._own(ProbeOperator(node.kind, table, node.left_keys, node.residual,
+                                           self.block_rows), node))
         sink = CollectSink(self._types(node), self.memory)
         pipeline = Pipeline(source, ops, sink)
         probed = run_pipeline(pipeline, self.threads)
@@ -256,7 +275,8 @@ class _Executor:
         must fit memory_limit) and indexed on its inequality, if any."""
         from engine.operators.nljoin import NestedLoopTable, plan_range
         plan = plan_range(node.residual, len(node.left.schema), len(node.right.schema))
-        sink = CollectSink(self._types(node.right), self.memory, "nested loop join build side")
+        sink = self._own(CollectSink(self._types(node.right), self.memory,
+                                     "nested loop join build side"), node)
         block = self.run(node.right, sink)
         return NestedLoopTable(block, plan, self.memory, sink.reserved, outer)
 
@@ -265,8 +285,8 @@ class _Executor:
         from engine.operators.nljoin import unmatched_build_block as unmatched_nl_build_block
         table = self._nl_table(node, outer=True)
         source, ops = self._streaming(node.left)
-        ops.append(NestedLoopJoin(node.kind, table, self._types(node.left), self.block_rows,
-                                  None, self.memory))
+        ops.append(self._own(NestedLoopJoin(node.kind, table, self._types(node.left),
+                                            self.block_rows, None, self.memory), node))
         sink = CollectSink(self._types(node), self.memory)
         pipeline = Pipeline(source, ops, sink)
         probed = run_pipeline(pipeline, self.threads)
@@ -283,8 +303,8 @@ class _Executor:
         (semi) or the others (anti), in left input order.  Left rows with a
         NULL key are never in the table, so they are never marked."""
         from engine.operators.hashjoin import HashBuildSink, ProbeOperator
-        table = self.run(node.left, HashBuildSink(self._types(node.left), node.left_keys,
-                                                  self.memory))
+        table = self.run(node.left, self._own(HashBuildSink(self._types(node.left),
+                                                            node.left_keys, self.memory), node))
         residual = node.residual
         if residual is not None:      # probe rows now come first in a joined row
             nl, nr = len(node.left.schema), len(node.right.schema)
@@ -292,8 +312,8 @@ class _Executor:
             remap.update({nl + j: j for j in range(nr)})
             residual = remap_columns(residual, remap)
         source, ops = self._streaming(node.right)
-        ops.append(ProbeOperator("right_" + node.kind, table, node.right_keys, residual,
-                                 self.block_rows))
+        ops.append(self._own(ProbeOperator("right_" + node.kind, table, node.right_keys,
+                                           residual, self.block_rows), node))
         pipeline = Pipeline(source, ops, _DiscardSink())
         run_pipeline(pipeline, self.threads)
         pipeline.release()
@@ -305,7 +325,7 @@ class _Executor:
     def _build(self, node: L.Join):
         from engine.operators.hashjoin import HashBuildSink
         sink = HashBuildSink(self._types(node.right), node.right_keys, self.memory)
-        return self.run(node.right, sink)
+        return self.run(node.right, self._own(sink, node))
 
     def _probe_table(self, node: L.Join):
         """The JoinTable ``node`` probes.  The first join of a probe chain
@@ -334,7 +354,8 @@ class _Executor:
         pipelines = []
         for join in chain:
             pipeline = self.pipeline(join.right)
-            pipeline.sink = HashBuildSink(self._types(join.right), join.right_keys, self.memory)
+            pipeline.sink = self._own(HashBuildSink(self._types(join.right), join.right_keys,
+                                                    self.memory), join)
             if isinstance(pipeline.source, ScanSource) and not self.ctx.config.preserve_order:
                 pipeline.sink.keep_order = False
             pipelines.append(pipeline)
@@ -390,6 +411,12 @@ class _Executor:
         """(source, operators) producing node's rows as a stream.  ``needed``:
         the columns of node's rows read above (None: all); a join without
         keys leaves the others as placeholders."""
+        source, ops = self._stream_node(node, needed)
+        if self.profile is not None:        # EXPLAIN ANALYZE: node's rows and time
+            source, ops = self.profile.stream(node, source, ops)
+        return source, ops
+
+    def _stream_node(self, node: L.Node, needed=None):
         reject_nested_keys(node)
         if isinstance(node, L.Scan):
             from engine.operators.scan import ScanSource      # kernels: imported when used
@@ -400,7 +427,8 @@ class _Executor:
             # HAVING: applied to each merged partition of the aggregation
             reject_nested_keys(node.child)
             from engine.operators.aggregate import AggregateSink
-            sink = AggregateSink(node.child, self.memory, having=node.predicate)
+            sink = self._own(AggregateSink(node.child, self.memory, having=node.predicate),
+                             node.child)
             return self._source(self.run(node.child.child, sink)), []
         if isinstance(node, L.Filter):
             below = None if needed is None else set(needed) | column_indexes(node.predicate)
@@ -444,6 +472,11 @@ class _Executor:
             return self._source(self.materialize(node)), []
         raise UnsupportedFeatureError(f"plan node {type(node).__name__} is not supported "
                                       "by the executor")
+
+
+def _no_timing():
+    import contextlib
+    return contextlib.nullcontext()
 
 
 def _keyless(node) -> bool:

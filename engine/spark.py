@@ -421,6 +421,9 @@ class SparkConnection(Connection):
                 raise BinderError(f"view {stmt.name} does not exist")
             return None
         if isinstance(stmt, st.ExplainStatement):
+            if stmt.analyze or stmt.format != "text":
+                raise UnsupportedFeatureError("EXPLAIN ANALYZE and EXPLAIN (FORMAT JSON) on the "
+                                              "Spark engine are not supported")
             body = self._translator.to_spark(stmt.ast)
             df = self._spark_call(body, stmt.sql)
             plan = df._jdf.queryExecution().toString()

@@ -33,7 +33,7 @@ class Catalog(Protocol):
         joined by the binder -- into files and their schema.  Several files
         form one table; their schemas must agree (BinderError otherwise).
         Raises PqdbIOError when nothing matches.  read_parquet's options
-        (``hive_partitioning``) come as keyword arguments, and then ``spec``
+        (``hive_partitioning``, ``encryption_config``) come as keyword arguments, and then ``spec``
         may be the whole list."""
 
     def table_statistics(self, files: list[str]) -> TableStatistics | None:
@@ -41,6 +41,11 @@ class Catalog(Protocol):
         table_info), or None when nothing is known; the planner then
         estimates from footer row counts and defaults."""
         return None
+
+    def statistics_table(self, spec: str) -> tuple[list, list]:
+        """pqdb_statistics(spec): ([(column name, SQL type)], rows), one row
+        per column of the table ``spec`` names.  Optional: the binder
+        refuses pqdb_statistics() for a catalog without it."""
 
 
 def table_statistics(catalog, files: list[str]) -> TableStatistics | None:

@@ -2,9 +2,13 @@
 estimated row counts, each with the statistic it came from
 (planner/cardinality.py): ``(~340,000 rows, sample)``.  A semi or anti
 join that builds its hash table on the outer rows (the smaller estimated
-input, engine right_semi/right_anti) says ``build=left``."""
+input, engine right_semi/right_anti) says ``build=left``.  EXPLAIN ANALYZE
+adds what each node did (``OperatorRun``s from engine/analyze.py), EXPLAIN
+(FORMAT JSON) is the same tree as data (``explain_tree``)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 from planner.expressions import AggregateCall, Call, ColumnRef, Expr, Interval, Literal
 from planner.logical import (Aggregate, DependentJoin, Filter, Join, Limit, Node, OneRow,
@@ -91,16 +95,94 @@ def _window_function(f: WindowFunction, names) -> str:
     return f"{func}({args}) OVER ({' '.join(over)})"
 
 
-def explain(node: Node) -> str:
-    """The plan as an indented tree, one operator per line."""
+@dataclass(frozen=True)
+class OperatorRun:
+    """What one plan node did in an analyzed run (engine/analyze.py):
+    rows out (None: it did not run), seconds in its own pieces summed over
+    threads, what a scan skipped ({source: {unit: count}}), a note on how
+    the rows were counted (fused or shared nodes)."""
+    rows: int | None
+    time_s: float
+    skipped: dict = field(default_factory=dict)
+    note: str = ""
+
+
+def q_error(estimated: float, actual: int) -> float:
+    """max(e/a, a/e), each side at least one row (an empty result and an
+    estimate of one row agree)."""
+    e, a = max(float(estimated), 1.0), max(float(actual), 1.0)
+    return max(e / a, a / e)
+
+
+def explain(node: Node, runs: dict | None = None, io: dict | None = None,
+            total_s: float | None = None) -> str:
+    """The plan as an indented tree, one operator per line; with ``runs``
+    (id(node) -> OperatorRun: EXPLAIN ANALYZE) each line adds the actual
+    rows, the q-error and the time, scans what they skipped, and the text
+    ends with the statement's io counters and time."""
     lines: list[str] = []
-    _explain(node, 0, lines)
+    _explain(node, 0, lines, runs)
+    if io is not None:
+        lines.append(f"io: requests {io['requests']:,}, bytes fetched {io['bytes_fetched']:,}, "
+                     f"bytes from cache {io['bytes_from_cache']:,}")
+    if total_s is not None:
+        lines.append(f"total: {total_s:.3f} s")
     return "\n".join(lines)
 
 
-def _explain(node: Node, depth: int, lines: list[str]) -> None:
-    from planner.cardinality import builds_on_left, estimate_with_source
+def explain_tree(node: Node, runs: dict | None = None) -> dict:
+    """EXPLAIN (FORMAT JSON): {"operator", "estimated_rows",
+    "estimate_source", "children"}, with ``runs`` also "actual_rows",
+    "q_error", "time_s", and "skipped" / "note" where there are any."""
+    from planner.cardinality import estimate_with_source
+    est = estimate_with_source(node)
+    out = {"operator": operator_text(node), "estimated_rows": int(est.value),
+           "estimate_source": est.source}
+    run = runs.get(id(node)) if runs is not None else None
+    if runs is not None:
+        rows = run.rows if run is not None else None
+        out["actual_rows"] = rows
+        out["q_error"] = None if rows is None else round(q_error(int(est.value), rows), 4)
+        out["time_s"] = round(run.time_s, 6) if run is not None else 0.0
+        if run is not None and run.skipped:
+            out["skipped"] = run.skipped
+        if run is not None and run.note:
+            out["note"] = run.note
+    out["children"] = [explain_tree(c, runs) for c in node.children]
+    return out
+
+
+def _skipped_text(skipped: dict) -> str:
+    parts = []
+    for source, units in skipped.items():
+        counts = ", ".join(f"{n:,} {unit.replace('_', ' ')}" for unit, n in units.items()
+                           if n and unit != "rows")
+        parts.append(f"{source.replace('_', ' ')} {units.get('rows', 0):,} rows"
+                     + (f" ({counts})" if counts else ""))
+    return "skipped: " + "; ".join(parts)
+
+
+def _explain(node: Node, depth: int, lines: list[str], runs: dict | None) -> None:
+    from planner.cardinality import estimate_with_source
     pad = "  " * depth
+    est = estimate_with_source(node)
+    line = f"{pad}{operator_text(node)}  (~{int(est.value):,} rows, {est.source}"
+    run = runs.get(id(node)) if runs is not None else None
+    if runs is not None and (run is None or run.rows is None):
+        line += "; not run"
+    elif run is not None:
+        line += (f"; actual {run.rows:,} rows, q-error {q_error(int(est.value), run.rows):.2f}, "
+                 f"{run.time_s:.3f} s" + (f", {run.note}" if run.note else ""))
+    lines.append(line + ")")
+    if run is not None and run.skipped:
+        lines.append(f"{pad}  {_skipped_text(run.skipped)}")
+    for c in node.children:
+        _explain(c, depth + 1, lines, runs)
+
+
+def operator_text(node: Node) -> str:
+    """One plan node as EXPLAIN names it (without its estimate)."""
+    from planner.cardinality import builds_on_left
     child_names = [f.name for f in node.children[0].schema] if node.children else []
     if isinstance(node, Scan):
         names = [f.name for f in node.schema]
@@ -147,7 +229,4 @@ def _explain(node: Node, depth: int, lines: list[str]) -> None:
                                      for f, n in zip(node.functions, node.names))
     else:
         text = type(node).__name__
-    est = estimate_with_source(node)
-    lines.append(f"{pad}{text}  (~{int(est.value):,} rows, {est.source})")
-    for c in node.children:
-        _explain(c, depth + 1, lines)
+    return text

@@ -154,13 +154,13 @@ def _parse_statement(text: str) -> list[Statement]:
     if head == "PRAGMA":
         return [_pragma(text)]
     if head == "EXPLAIN":
+        # sqlglot parses any EXPLAIN as an opaque Command: the options are read here
         rest = text[len("EXPLAIN"):].lstrip()
-        if rest.split(None, 1)[0].upper() == "ANALYZE" if rest else False:
-            raise UnsupportedFeatureError("EXPLAIN ANALYZE is not supported")
+        analyze, fmt, rest = _explain_options(rest, text)
         ast = parse_cached(rest)
         if not isinstance(ast, QUERY_TYPES):
             raise UnsupportedFeatureError(f"EXPLAIN of {_kind(ast)} is not supported")
-        return [ExplainStatement(ast, rest)]
+        return [ExplainStatement(ast, rest, analyze, fmt)]
     ast = parse_cached(text)
     if isinstance(ast, QUERY_TYPES):
         return [QueryStatement(ast, text)]
@@ -237,6 +237,41 @@ def _pragma(text: str) -> PragmaStatement:
             isinstance(a, exp.Literal) and a.is_string for a in args):
         raise SQLError(f"PRAGMA {name} takes {PRAGMAS[name]} string arguments")
     return PragmaStatement(name, tuple(a.this for a in args))
+
+
+_EXPLAIN_LIST = re.compile(r"\(\s*((?:ANALYZE|ANALYSE|FORMAT|VERBOSE|COSTS|BUFFERS|TIMING|"
+                           r"SETTINGS|SUMMARY|WAL|GENERIC_PLAN)\b[^()]*)\)", re.IGNORECASE)
+
+
+def _explain_options(rest: str, text: str) -> tuple[bool, str, str]:
+    """(analyze, format, the query's text) of what follows EXPLAIN:
+    ``ANALYZE query`` or an option list ``(ANALYZE [true|false], FORMAT
+    JSON|TEXT) query`` (DuckDB's and PostgreSQL's forms); a parenthesized
+    query is a query."""
+    words = rest.split(None, 1)
+    if words and words[0].upper() in ("ANALYZE", "ANALYSE"):
+        return True, "text", rest[len(words[0]):].lstrip()
+    m = _EXPLAIN_LIST.match(rest)
+    if not m:
+        return False, "text", rest
+    analyze, fmt = False, "text"
+    for item in m.group(1).split(","):
+        parts = item.split()
+        if not parts:
+            raise SQLError("syntax error: empty EXPLAIN option", 1, 1, sql=text)
+        name, args = parts[0].upper(), [p.lower() for p in parts[1:]]
+        if name in ("ANALYZE", "ANALYSE") and args in ([], ["true"], ["on"], ["1"]):
+            analyze = True
+        elif name in ("ANALYZE", "ANALYSE") and args in (["false"], ["off"], ["0"]):
+            analyze = False
+        elif name == "FORMAT" and args in (["json"], ["text"]):
+            fmt = args[0]
+        elif name == "FORMAT":
+            raise UnsupportedFeatureError(f"EXPLAIN FORMAT {' '.join(parts[1:]).upper()} is "
+                                          "not supported (TEXT and JSON are)")
+        else:
+            raise UnsupportedFeatureError(f"EXPLAIN option {item.strip()} is not supported")
+    return analyze, fmt, rest[m.end():].lstrip()
 
 
 def _kind(ast) -> str:

@@ -13,8 +13,11 @@ class QueryStatement:
 
 @dataclass
 class ExplainStatement:
+    """EXPLAIN [ANALYZE] query / EXPLAIN (ANALYZE, FORMAT JSON) query."""
     ast: object
     sql: str
+    analyze: bool = False    # run the query, print what each operator did
+    format: str = "text"     # "text" or "json"
 
 
 @dataclass

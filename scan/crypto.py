@@ -1,4 +1,5 @@
-"""Parquet Modular Encryption, reading (the spec: docs/references,
+"""Parquet Modular Encryption, reading, and the ciphers and AADs the writer
+(scan/write_crypto.py) shares (the spec: docs/references,
 parquet-modular-encryption-spec.txt).
 
 Every encrypted part of a file is a *module*: 4-byte little-endian length,
@@ -138,6 +139,25 @@ class Cipher:
         except self._invalid:
             return None
 
+    def seal(self, data, aad: bytes) -> bytes:
+        """GCM module body of plaintext ``data``: a fresh random nonce,
+        ciphertext, tag (the writer's side of ``gcm``)."""
+        import os
+        nonce = os.urandom(NONCE)
+        return nonce + self._aead.encrypt(nonce, bytes(data), aad)
+
+    def seal_page(self, data, aad: bytes) -> bytes:
+        """A page module body: GCM, or under AES_GCM_CTR_V1 a fresh nonce and
+        the CTR ciphertext (counter block nonce | 00000001, no tag)."""
+        if not self.ctr:
+            return self.seal(data, aad)
+        import os
+        lib = _LIB
+        nonce = os.urandom(NONCE)
+        enc = lib["Cipher"](lib["AES"](self._key), lib["CTR"](nonce + b"\x00\x00\x00\x01")
+                            ).encryptor()
+        return nonce + enc.update(bytes(data)) + enc.finalize()
+
     def sign(self, data, nonce: bytes, aad: bytes) -> bytes:
         """The GCM tag of ``data`` under ``nonce`` (plaintext footer signature)."""
         lib = _lib()
@@ -146,6 +166,11 @@ class Cipher:
         enc.update(bytes(data))
         enc.finalize()
         return enc.tag
+
+
+def length_prefixed(body: bytes) -> bytes:
+    """A module as stored: its 4-byte little-endian length, then ``body``."""
+    return len(body).to_bytes(LENGTH, "little") + body
 
 
 def module_span(buf, pos: int, end: int, min_length: int, err) -> tuple[int, int]:

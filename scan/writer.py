@@ -26,7 +26,8 @@ Pieces (the engine runs them on several threads, scan/ knows no SQL):
   removes it.
 - ``ParquetWriter``: the three in sequence; ``write_parquet``: one call.
 
-Encryption hook (Parquet Modular Encryption is added on top of this): every
+Encryption hook (Parquet Modular Encryption: scan/write_crypto.py's
+``EncryptingSink`` plugs in here): every
 byte the writer puts in the file after the leading magic passes through one
 ``ModuleSink`` (WriteOptions.sink), whose default writes plaintext:
 
@@ -49,6 +50,8 @@ byte the writer puts in the file after the leading magic passes through one
 - ``file_metadata(meta) -> dict``: the FileMetaData dict before it is
   encoded (plaintext-footer mode adds encryption_algorithm and
   footer_signing_key_metadata).
+- ``page_checksums``: when true, every page header carries the CRC-32 of
+  the page bytes as written (AES_GCM_CTR_V1 sets it: CTR pages have no tag).
 - ``footer(footer_bytes) -> bytes``: everything after the last index, given
   the encoded FileMetaData: by default the footer, its length and ``magic``
   ("PAR1"); an encrypted footer writes FileCryptoMetaData, the encrypted
@@ -60,6 +63,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -85,6 +89,7 @@ BLOOM_FILTER_HEADER, BLOOM_FILTER_BITSET = 8, 9
 class ModuleSink:
     """The identity sink: a plaintext Parquet file (see the module docstring)."""
     magic = b"PAR1"
+    page_checksums = False       # page headers carry the CRC-32 of the page as written
 
     def module(self, kind: int, row_group: int, column: int, page: int, data: bytes) -> bytes:
         return data
@@ -305,6 +310,9 @@ class ParquetFileWriter:
                                    rg, c, -1 if is_dict else ordinal, page.body)
                 header = dict(page.header)
                 header["compressed_page_size"] = len(body)
+                if sink.page_checksums:          # CRC-32 of the page as written (signed i32)
+                    crc = zlib.crc32(body)
+                    header["crc"] = crc - (1 << 32) if crc >= 1 << 31 else crc
                 hb = sink.module(DICTIONARY_PAGE_HEADER if is_dict else DATA_PAGE_HEADER,
                                  rg, c, -1 if is_dict else ordinal,
                                  encode_struct(header, T.PAGE_HEADER))

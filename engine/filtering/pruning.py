@@ -330,7 +330,7 @@ class ScanPruner:
             return True
         ranges = {c: chunk_range(pf, rg, file_cols[c]) for c in self.columns}
         if not may_match(self.term, ranges.get):
-            self.counters.add(row_groups_skipped=1)
+            self.counters.add(row_groups_skipped=1, footer_rows_skipped=pf.row_groups[rg].num_rows)
             return False
         if self.use_bloom and any(      # a pass over the bloom filters the chunks have
                 not isinstance(file_cols[c], int)
@@ -348,7 +348,8 @@ class ScanPruner:
                 return vals is None or bf.might_contain_any(vals)
 
             if not may_match(self.term, ranges.get, check):
-                self.counters.add(row_groups_skipped=1, bloom_rejections=1)
+                self.counters.add(row_groups_skipped=1, bloom_rejections=1,
+                                  bloom_rows_skipped=pf.row_groups[rg].num_rows)
                 return False
         self.counters.add(row_groups_scanned=1)
         return True
@@ -384,5 +385,5 @@ class ScanPruner:
         for lo, hi in spans:
             if lo < stop and hi > start:
                 return True
-        self.counters.add(rows_skipped=count)
+        self.counters.add(rows_skipped=count, page_index_rows_skipped=count)
         return False

@@ -322,6 +322,7 @@ class AggregateSink(Sink):
         are concatenated."""
         self.node = node
         self.having = having
+        self.groups_made: list[int] = []   # each finished partition's groups, before HAVING
         self.out_types = [f.type for f in node.schema]
         self.groups = node.groups
         self.aggs = node.aggregates
@@ -565,6 +566,7 @@ class AggregateSink(Sink):
             final.release()
         if keep is not None:
             block = select_block(block, keep)
+        self.groups_made.append(block.n)        # (list.append: merges may run in parallel)
         if self.having is None or block.n == 0:
             return block
         from engine.expr import evaluate_predicate

@@ -8,6 +8,7 @@ import numpy as np
 
 from engine.block import Block, Vector, rows_of
 from engine.config import machine_cores
+from engine.context import PruningCounters
 from engine.errors import FileFormatError, PqdbError
 from engine.filtering.conjunction import Conjunction
 from engine.filtering.pruning import ScanPruner
@@ -165,7 +166,9 @@ class ScanSource(Source):
         remap = {c: i for i, c in enumerate(self.filter_cols)}
         self.compact_filters = [remap_columns(f, remap) for f in self.filters]
         self.conjunction = Conjunction(self.compact_filters)
-        self.pruner = ScanPruner(self.filters, getattr(ctx, "pruning", None))
+        # this scan's counters, added to the query's too (EXPLAIN ANALYZE shows them)
+        self.pruning = PruningCounters(getattr(ctx, "pruning", None))
+        self.pruner = ScanPruner(self.filters, self.pruning)
         self.rows_pruned = 0
         self.row_groups_pruned = 0
         self._open: dict = {}            # path -> ParquetFile for this query's run
@@ -209,7 +212,9 @@ class ScanSource(Source):
                 if not skip and st is not None and term is not None and not st.range_may_match(
                         term, path, st.file_row(path, rg, 0), meta.num_rows):
                     skip = True
-                    self.ctx.pruning.add(synopses_skipped=1, row_groups_skipped=1)
+                    self.pruning.add(synopses_skipped=1, row_groups_skipped=1,
+                                     synopses_row_groups_skipped=1,
+                                     synopses_rows_skipped=meta.num_rows)
                 if skip:
                     self.row_groups_pruned += 1
                     if not collecting:
@@ -226,7 +231,8 @@ class ScanSource(Source):
                 if not skip and st is not None and term is not None and not st.range_may_match(
                         term, path, st.file_row(path, rg, m[3]), m[4]):
                     skip_m = True
-                    self.ctx.pruning.add(synopses_skipped=1, rows_skipped=m[4])
+                    self.pruning.add(synopses_skipped=1, rows_skipped=m[4],
+                                     synopses_rows_skipped=m[4])
                 else:
                     skip_m = skip
                 if skip_m and not collecting:

@@ -218,3 +218,30 @@ def test_semi_joins_build_on_the_smaller_estimated_input(tables):
         semi = _first(plan, Join)
         assert builds_on_left(semi) is left
         assert ("build=left" in explain(plan)) is left
+
+
+def test_an_aggregates_values_are_about_one_per_group(tables):
+    """TPC-H Q15's shape: per-group sums joined with their maximum.  A sum's
+    distinct values are the groups (7 f_grp values), so the join keeps
+    7 * 1 / 7 = 1 row, not 7 / sqrt(7); count's values repeat: default."""
+    cat = StatsCatalog({"fact": DictStats(1000, distinct={2: 7})})
+    f = f"'{tables}/fact.parquet'"
+    plan = plan_query(f"WITH s AS (SELECT f_grp, sum(f_val) AS total FROM {f} GROUP BY f_grp) "
+                      "SELECT f_grp FROM s WHERE total = (SELECT max(total) FROM s)", cat)
+    join = _first(plan, Join)
+    assert estimate_with_source(join).value == 1.0
+    plan = plan_query(f"WITH s AS (SELECT f_grp, count(*) AS n FROM {f} GROUP BY f_grp) "
+                      "SELECT f_grp FROM s WHERE n = (SELECT max(n) FROM s)", cat)
+    assert estimate_with_source(_first(plan, Join)).value == pytest.approx(7 / 7 ** 0.5)
+
+
+def test_range_residuals_keep_a_fifth(tables):
+    """TPC-H Q11's shape: groups against a scalar subquery with '>' keep
+    20% (a range filter's default), other residuals half."""
+    cat = StatsCatalog({"fact": DictStats(1000, distinct={2: 7})})
+    f = f"'{tables}/fact.parquet'"
+    for op, share in ((">", 0.2), ("<>", 0.5)):
+        plan = plan_query(f"SELECT f_grp, sum(f_val) AS v FROM {f} GROUP BY f_grp "
+                          f"HAVING sum(f_val) {op} (SELECT sum(f_val) * 0.1 FROM {f})", cat)
+        join = _first(plan, Join)
+        assert estimate_with_source(join).value == pytest.approx(7 * share), op
