@@ -79,7 +79,11 @@ def precompile(jobs: int = 2, sf: float = 0.01, data_dir: str | None = None,
     """Compile ahead in ``jobs`` processes; 0 on success."""
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="pqdb-precompile-") as tmp:
-        data = data_dir or tpchgen_data(sf, tmp)
+        try:
+            data = data_dir or tpchgen_data(sf, tmp)
+        except (RuntimeError, OSError, subprocess.CalledProcessError) as e:
+            print(f"pqdb: precompile: no warm-up data: {e}", file=out)
+            return 1
         procs = [subprocess.Popen([sys.executable, "-m", "tpch.precompile", "--worker", str(k),
                                    "--jobs", str(jobs), "--data", data],
                                   stdout=subprocess.PIPE, text=True) for k in range(jobs)]
