@@ -1,5 +1,6 @@
 # pqdb: `make demo` sets everything up in .venv and runs real queries;
-# `make test` runs the whole suite (slow cases included).
+# `make test` runs the whole suite (slow cases included).  Installing compiles
+# the numba kernels ahead (tpch/precompile.py), so first queries do not.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -13,6 +14,8 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	@# compile the numba kernels ahead, 2 processes, into numba's cache (tpch/precompile.py)
+	$(BIN)/python -m tpch.precompile --jobs 2 || echo "pqdb: precompiling failed; kernels compile on first use"
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -16,6 +16,10 @@ from engine.errors import (ArithmeticOverflowError, AuthenticationError,  # noqa
                            OperationalError, PqdbError, PqdbIOError, ProgrammingError,
                            QueryInterrupted, QueryTimeout, SQLError, UnsupportedFeatureError, Warning)
 
+import engine.kernel_cache  # noqa: E402
+
+engine.kernel_cache.install()       # kernels load from numba's cache without its refresh
+
 apilevel = "2.0"
 threadsafety = 1
 paramstyle = "qmark"

@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from planner.types import DataType
-from scan.selection import compress_rows
 
 
 @dataclass
@@ -101,6 +100,7 @@ def rows_of(arrays: list, idx: np.ndarray, kept: int | None = None) -> list:
     if idx.dtype == np.bool_:
         if kept is None:
             kept = int(np.count_nonzero(idx))
+        from scan.selection import compress_rows        # numba: loaded on first use
         return [None if a is None else compress_rows(a, idx, kept) for a in arrays]
     return [None if a is None else a[idx] for a in arrays]
 
@@ -225,6 +225,7 @@ def take_vector(vec: Vector, idx: np.ndarray, kept: int | None = None) -> Vector
     if idx.dtype == np.bool_:
         if kept is None:
             kept = int(np.count_nonzero(idx))
+        from scan.selection import compress_rows
         data = compress_rows(vec.data, idx, kept)
         nulls = None if vec.nulls is None else compress_rows(vec.nulls, idx, kept)
     else:

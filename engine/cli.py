@@ -35,10 +35,11 @@ SQL statements end with ';' and may span several lines."""
 class _Shell:
     """State shared by the script runner and the prompt."""
 
-    def __init__(self, con, fmt: str, timer: bool):
+    def __init__(self, con, fmt: str, timer: bool, watch=None):
         self.con = con
         self.fmt = fmt
         self.timer = timer
+        self.watch = watch          # engine.compile_notice.CompileWatch, or None
 
     def run_text(self, text: str) -> None:
         """Run every statement of ``text``, printing each query's result.
@@ -46,7 +47,11 @@ class _Shell:
         from planner.statements import ExplainStatement
         for stmt in self.con.statements(text):
             start = time.perf_counter()
-            result = self.con.run_statement(stmt)
+            try:
+                result = self.con.run_statement(stmt)
+            finally:
+                if self.watch is not None:
+                    self.watch.finish()
             if result is not None:
                 if isinstance(stmt, ExplainStatement) and self.fmt == "table":
                     out = "\n".join(str(v) for (v,) in result.rows_slice(0, len(result)))
@@ -123,13 +128,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from engine.compile_notice import CompileWatch
+    watch = CompileWatch().install() if args.engine == "pqdb" else None
+    try:
+        return _run(args, watch)
+    finally:
+        if watch is not None:
+            watch.uninstall()
+
+
+def _run(args, watch) -> int:
     try:
         import engine
         if args.engine == "spark":
             con = engine.connect(engine="spark", master=args.master, **_parse_settings(args.set))
         else:
             con = engine.connect(args.database, **_parse_settings(args.set))
-        shell = _Shell(con, args.format, args.timer)
+        shell = _Shell(con, args.format, args.timer, watch)
         if args.command is not None:
             shell.run_text(args.command)
         elif args.file is not None and args.file != "-":

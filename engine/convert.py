@@ -41,6 +41,9 @@ _LOW32 = np.uint64(0xFFFFFFFF)
 
 # ---------------------------------------------------------------- strings
 
+KERNEL_STRING_ROWS = 4096      # strings at least this many convert through the kernels
+
+
 def string_lengths(views: np.ndarray) -> np.ndarray:
     """Byte length of every string view, as int64."""
     return (views[:, 0] & _LOW32).astype(np.int64)
@@ -49,11 +52,11 @@ def string_lengths(views: np.ndarray) -> np.ndarray:
 def views_to_buffer(views: np.ndarray, heap: np.ndarray | None) -> tuple[bytes, np.ndarray]:
     """All strings of ``views`` concatenated into one bytes object, plus the
     (n + 1) int64 offsets of each string in it.  Uses the string-kernel
-    room's numba ``flatten`` when present, else a vectorized numpy gather."""
-    try:
-        from engine.kernels.strings import flatten
-    except ImportError:
+    room's numba ``flatten``, or for a few rows a vectorized numpy gather
+    (no kernel to load: a small result needs no numba)."""
+    if len(views) < KERNEL_STRING_ROWS:
         return views_to_buffer_numpy(views, heap)
+    from engine.kernels.strings import flatten
     offsets, data = flatten(np.asarray(views, np.uint64).reshape(-1, 2), heap)
     return data.tobytes(), offsets
 
@@ -134,10 +137,9 @@ def strings_to_vector(values: list, type: DataType) -> Vector:
 
 def _strings(vec: Vector) -> list:
     decode = vec.type.id == "VARCHAR"
-    try:        # the string-kernel room's converter, when it exists
-        from engine.kernels.strings import views_to_pylist
-    except ImportError:
+    if len(vec.data) < KERNEL_STRING_ROWS:       # a few rows: numpy, no kernel to load
         return views_to_strings(vec.data, vec.heap, decode)
+    from engine.kernels.strings import views_to_pylist
     return views_to_pylist(vec.data, vec.heap, None, decode)
 
 

@@ -8,17 +8,8 @@ import traceback
 from engine.block import Block, take_block
 from engine.context import ExecutionContext, set_current_cancel
 from engine.errors import MemoryLimitError, QueryInterrupted, UnsupportedFeatureError
-from engine.operators.aggregate import AggregateSink
 from engine.operators.collect import CollectSink, concat_shared, held_nbytes
-from engine.operators.filter import FilterOperator
-from engine.operators.hashjoin import (HashBuildSink, ProbeOperator, SUPPORTED_KINDS,
-                                       unmatched_build_block)
-from engine.operators.limit import LimitSink
-from engine.operators.nljoin import (NL_KINDS, NestedLoopJoin, NestedLoopTable, plan_range)
-from engine.operators.nljoin import unmatched_build_block as unmatched_nl_build_block
 from engine.operators.project import ProjectOperator
-from engine.operators.scan import ScanSource
-from engine.operators.sort import SortSink
 from engine.pipeline import BlockSource, Pipeline, Sink
 from engine.scheduler import release_free_memory, run_pipeline, run_pipelines
 from planner import logical as L
@@ -181,8 +172,10 @@ class _Executor:
         columns of node's rows the sink reads; None: all)."""
         pipeline = self.pipeline(node, needed)
         pipeline.sink = sink
-        if isinstance(pipeline.source, ScanSource) and not self.ctx.config.preserve_order:
-            sink.keep_order = False      # file order of a plain scan is not required
+        if not isinstance(pipeline.source, BlockSource) and not self.ctx.config.preserve_order:
+            from engine.operators.scan import ScanSource     # kernels: imported when used
+            if isinstance(pipeline.source, ScanSource):
+                sink.keep_order = False      # file order of a plain scan is not required
         result = run_pipeline(pipeline, self.threads)
         pipeline.release()
         return result
@@ -218,8 +211,11 @@ class _Executor:
     def _materialize(self, node: L.Node) -> Block:
         reject_nested_keys(node)
         if isinstance(node, L.Aggregate):
+            from engine.operators.aggregate import AggregateSink
             return self.run(node.child, self._own(AggregateSink(node, self.memory), node),
                             _aggregate_reads(node))
+        if isinstance(node, (L.Sort, L.Limit)):
+            from engine.operators.sort import SortSink
         if isinstance(node, L.Sort):
             sink = SortSink(node.keys, self._types(node), None, self.memory, self.block_rows)
             sink = self._own(sink, node)
@@ -232,6 +228,7 @@ class _Executor:
                 sink = self._own(sink, node)
                 block = self._release_after(self.run(child.child, sink), sink)
                 return block.slice(node.offset, node.offset + node.limit)
+            from engine.operators.limit import LimitSink
             sink = self._own(LimitSink(self._types(node), node.limit, node.offset, self.memory),
                              node)
             return self._release_after(self.run(child, sink), sink)
@@ -259,6 +256,7 @@ class _Executor:
         return block
 
     def _outer_join(self, node: L.Join) -> Block:
+        from engine.operators.hashjoin import ProbeOperator, unmatched_build_block
         table = self._build(node)
         source, ops = self._streaming(node.left)
         ops.append(self._own(ProbeOperator(node.kind, table, node.left_keys, node.residual,
@@ -275,6 +273,7 @@ class _Executor:
     def _nl_table(self, node: L.Join, outer: bool = False) -> NestedLoopTable:
         """The build side of a join without equality keys, materialized (it
         must fit memory_limit) and indexed on its inequality, if any."""
+        from engine.operators.nljoin import NestedLoopTable, plan_range
         plan = plan_range(node.residual, len(node.left.schema), len(node.right.schema))
         sink = self._own(CollectSink(self._types(node.right), self.memory,
                                      "nested loop join build side"), node)
@@ -282,6 +281,8 @@ class _Executor:
         return NestedLoopTable(block, plan, self.memory, sink.reserved, outer)
 
     def _nl_outer_join(self, node: L.Join) -> Block:
+        from engine.operators.nljoin import NestedLoopJoin
+        from engine.operators.nljoin import unmatched_build_block as unmatched_nl_build_block
         table = self._nl_table(node, outer=True)
         source, ops = self._streaming(node.left)
         ops.append(self._own(NestedLoopJoin(node.kind, table, self._types(node.left),
@@ -301,6 +302,7 @@ class _Executor:
         the rows that have a partner; the result is the marked left rows
         (semi) or the others (anti), in left input order.  Left rows with a
         NULL key are never in the table, so they are never marked."""
+        from engine.operators.hashjoin import HashBuildSink, ProbeOperator
         table = self.run(node.left, self._own(HashBuildSink(self._types(node.left),
                                                             node.left_keys, self.memory), node))
         residual = node.residual
@@ -321,6 +323,7 @@ class _Executor:
         return out
 
     def _build(self, node: L.Join):
+        from engine.operators.hashjoin import HashBuildSink
         sink = HashBuildSink(self._types(node.right), node.right_keys, self.memory)
         return self.run(node.right, self._own(sink, node))
 
@@ -330,6 +333,8 @@ class _Executor:
         builds the tables of the whole chain at once (run_pipelines): the
         build sides are independent, and building them together keeps the
         threads busy when some are small."""
+        from engine.operators.hashjoin import HashBuildSink
+        from engine.operators.scan import ScanSource
         table = self._prebuilt.pop(id(node), None)
         if table is not None:
             return table
@@ -365,6 +370,7 @@ class _Executor:
     def _probes(node: L.Join) -> bool:
         """The join streams its left input through a probe of a table built
         on its right input (_streaming's inner/left/semi/anti/mark path)."""
+        from engine.operators.hashjoin import SUPPORTED_KINDS
         if node.kind in ("right", "full") or node.kind not in SUPPORTED_KINDS or _keyless(node):
             return False
         return not _Executor._builds_on_left(node)
@@ -413,18 +419,21 @@ class _Executor:
     def _stream_node(self, node: L.Node, needed=None):
         reject_nested_keys(node)
         if isinstance(node, L.Scan):
+            from engine.operators.scan import ScanSource      # kernels: imported when used
             return ScanSource(node, self.ctx), []
         if isinstance(node, L.OneRow):
             return BlockSource(Block([], 1), 1), []
         if isinstance(node, L.Filter) and isinstance(node.child, L.Aggregate):
             # HAVING: applied to each merged partition of the aggregation
             reject_nested_keys(node.child)
+            from engine.operators.aggregate import AggregateSink
             sink = self._own(AggregateSink(node.child, self.memory, having=node.predicate),
                              node.child)
             return self._source(self.run(node.child.child, sink)), []
         if isinstance(node, L.Filter):
             below = None if needed is None else set(needed) | column_indexes(node.predicate)
             source, ops = self._streaming(node.child, below)
+            from engine.operators.filter import FilterOperator
             return source, ops + [FilterOperator(node.predicate)]
         if isinstance(node, L.Project):
             below = None
@@ -439,6 +448,7 @@ class _Executor:
             source, ops = self._streaming(node.child)
             return source, ops + [UnnestOperator(node)]
         if _keyless(node) and node.kind not in ("right", "full"):
+            from engine.operators.nljoin import NestedLoopJoin
             table = self._nl_table(node)
             source, ops = self._streaming(node.left)
             return source, ops + [NestedLoopJoin(node.kind, table, self._types(node.left),
@@ -446,6 +456,7 @@ class _Executor:
         if isinstance(node, L.Join) and self._builds_on_left(node):
             return self._source(self._semi_on_left(node)), []
         if isinstance(node, L.Join) and node.kind not in ("right", "full"):
+            from engine.operators.hashjoin import SUPPORTED_KINDS, ProbeOperator
             if node.kind not in SUPPORTED_KINDS:
                 raise UnsupportedFeatureError(f"join kind {node.kind!r} is not supported")
             table = self._probe_table(node)
@@ -470,7 +481,10 @@ def _no_timing():
 
 def _keyless(node) -> bool:
     """A join without equality keys: engine/operators/nljoin.py runs it."""
-    return isinstance(node, L.Join) and not node.left_keys and node.kind in NL_KINDS
+    if not isinstance(node, L.Join) or node.left_keys:
+        return False
+    from engine.operators.nljoin import NL_KINDS
+    return node.kind in NL_KINDS
 
 
 def _aggregate_reads(node: L.Aggregate) -> set:

@@ -10,11 +10,9 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from scan.encodings.dictionary import gather
 from scan.errors import FileFormatError, PqdbError
 from scan.float16 import float16_views_to_float32
 from scan.storage import SCAN_TYPE_IDS, STORAGE_DTYPES, intervals_from_bytes, uuids_from_bytes
-from scan.views import decimal_from_be_bytes, decimal_from_be_bytes_wide, views_to_pylist
 
 
 class ColumnData:
@@ -37,12 +35,14 @@ class ColumnData:
     @property
     def values(self) -> np.ndarray:
         if self._values is None:
+            from scan.encodings.dictionary import gather
             self._values = gather(self.dictionary, self.codes)
         return self._values
 
     def to_pylist(self) -> list:
         """Python values (bytes for strings/blobs, None for nulls); for tests."""
         if self.values.ndim == 2:
+            from scan.views import views_to_pylist
             return views_to_pylist(self.values, self.heap, self.nulls)
         out = self.values.tolist()
         if self.nulls is not None:
@@ -111,6 +111,7 @@ def to_storage(values: np.ndarray, heap, col):
         if col.physical_type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
             if values.ndim == 1 and not wide:   # decoded straight to int64 (is_fixed_decimal)
                 return values, None
+            from scan.views import decimal_from_be_bytes, decimal_from_be_bytes_wide
             fn = decimal_from_be_bytes_wide if wide else decimal_from_be_bytes
             return fn(values, heap, col.type_length), None
         if wide:
@@ -119,6 +120,7 @@ def to_storage(values: np.ndarray, heap, col):
             return out, None
         return values.astype(np.int64, copy=False), None
     if t in ("uuid", "interval"):
+        from scan.views import views_to_pylist
         raw = b"".join(views_to_pylist(values, heap)) if len(values) else b""
         n = len(values)
         width = 16 if t == "uuid" else 12

@@ -10,10 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from scan.codecs import check_codec
-from scan.column import decode_chunk, select_rows
 from scan.column_data import ColumnData, chunk_error, chunk_errors, empty_storage, to_storage
-from scan.nested import read_nested
-from scan.required_chunk import decode_required_chunk
 from scan.errors import FileFormatError, PqdbError, UnsupportedFeatureError
 from scan.io.buffer_manager import default_buffer_manager
 from scan.io.source import as_source
@@ -163,6 +160,8 @@ class ParquetFile:
         if ranged:          # nested leaf: whole chunk, then the range
             whole = self.read_column(row_group, column, codes=codes)
             return _slice_column(whole, row_start, row_start + row_count, rows)
+        from scan.column import decode_chunk            # the decoders load numba: on first read
+        from scan.required_chunk import decode_required_chunk
         try:            # (not chunk_errors: a generator context costs on every chunk)
             want = codes and col.type_name == "string"
             raw = decode_required_chunk(buf, col, chunk, rg.num_rows, self.verify_checksums,
@@ -372,6 +371,7 @@ class ParquetFile:
         """Assemble top-level field ``field`` (flat or LIST/MAP/STRUCT) of one
         row group: ColumnData, or a ListData / MapData / StructData tree
         (scan/nested.py)."""
+        from scan.nested import read_nested
         return read_nested(self, row_group, field)
 
     def close(self) -> None:
@@ -425,6 +425,7 @@ def _slice_column(cd: ColumnData, start: int, stop: int, rows=None) -> ColumnDat
     nulls = None if nulls is None else nulls[start:stop]
     codes = None if codes is None else codes[start:stop]
     if rows is not None:
+        from scan.column import select_rows
         values = select_rows(values, rows)
         nulls = None if nulls is None else nulls[rows]
         codes = None if codes is None else codes[rows]

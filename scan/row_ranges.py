@@ -31,21 +31,11 @@ from collections import OrderedDict
 import numpy as np
 
 from scan import thrift as T
-from scan.column import select_rows
 from scan.column_data import to_storage
-from scan.encodings.dictionary import (decode_dictionary_indices, dictionary_values,
-                                       fused_form, gather)
-from scan.encodings.plain import decode_plain, decode_plain_decimal
 from scan.errors import FileFormatError
 from scan.io.buffer_manager import add_eviction_listener
-from scan.levels import nulls_from_def_levels, page_def_levels, scatter_dense, values_start
-from scan.page_values import (DICT_ENCODINGS, VIEW_TYPES, decode_dictionary_page,
-                              decode_page_values, empty_values, is_fixed_decimal)
-from scan.required_chunk import decode_whole_pages, range_table
-from scan.sparse_offsets import byte_array_offsets, run_directory
 from scan.pages import (ARENA_LIMIT, DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, Arena,
                         check_crc, chunk_memo, make_page)
-from scan.views import compact_heap, concat_views
 
 OFFSET_EVERY = 1024
 _FIXED_WIDTH = {"INT32": 4, "INT64": 8, "INT96": 12, "FLOAT": 4, "DOUBLE": 8}
@@ -236,6 +226,8 @@ class ChunkState:
     def dictionary_values(self):
         """(physical values, heap, storage values, storage heap), decoded and
         converted once per chunk."""
+        from scan.page_values import VIEW_TYPES, decode_dictionary_page
+        from scan.views import compact_heap
         d = self.dictionary
         if d is not None:
             return d
@@ -268,6 +260,7 @@ class ChunkState:
     def fused(self, codes: bool):
         """(dictionary for the fused kernel, its fused_form or None): the
         storage values, or the identity when codes are wanted; once per chunk."""
+        from scan.encodings.dictionary import fused_form
         key = "_fused_codes" if codes else "_fused_values"
         got = getattr(self, key, None)
         if got is None:
@@ -280,6 +273,7 @@ class ChunkState:
         """(value starts, byte positions) of the runs of dictionary page i,
         recorded by the first morsel that asks (others compute their own
         copy rather than wait)."""
+        from scan.sparse_offsets import run_directory
         slot = self.slots[i]
         runs = slot.runs
         if runs is None:
@@ -292,6 +286,7 @@ class ChunkState:
         return runs
 
     def byte_offsets(self, i, data, pos, count):
+        from scan.sparse_offsets import byte_array_offsets
         slot = self.slots[i]
         offs = slot.offsets
         if offs is None:
@@ -409,6 +404,8 @@ def read_range(state: ChunkState, start: int, count: int, want_codes=False, rows
     codes or None, dictionary storage or None), values in engine storage.
     ``rows``: a bool mask over the range; only those rows are returned,
     selected page by page (a page without any is not decoded)."""
+    from scan.required_chunk import decode_whole_pages, range_table
+    from scan.encodings.dictionary import gather
     stop = start + count
     first = int(np.searchsorted(state.starts, start, "right")) - 1
     parts = []
@@ -477,6 +474,7 @@ def read_range(state: ChunkState, start: int, count: int, want_codes=False, rows
 
 
 def _empty_part(state):
+    from scan.page_values import empty_values
     v, h = to_storage(empty_values(state.col.physical_type), None, state.col)
     if v.ndim == 2 and h is None:
         h = np.zeros(0, np.uint8)
@@ -484,6 +482,7 @@ def _empty_part(state):
 
 
 def _concat_storage(parts):
+    from scan.views import concat_views
     if len(parts) == 1:
         return parts[0]
     if parts[0][0].ndim == 2:
@@ -499,6 +498,11 @@ def _page_range(state, i, page, a, b, want_codes, sel=None):
     """Rows [a, b) of data page i: (storage values, nulls, heap, codes); of
     those only the rows the bool mask ``sel`` keeps, when given (dictionary
     pages select inside the fused kernel)."""
+    from scan.page_values import DICT_ENCODINGS, decode_page_values, empty_values, is_fixed_decimal
+    from scan.encodings.dictionary import decode_dictionary_indices, dictionary_values, gather
+    from scan.encodings.plain import decode_plain, decode_plain_decimal
+    from scan.levels import nulls_from_def_levels, page_def_levels, scatter_dense, values_start
+    from scan.column import select_rows
     col = state.col
     ptype, tlen, max_def = col.physical_type, col.type_length, col.max_def_level
     n = page.num_values

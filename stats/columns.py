@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scan.views import views_from_offsets, views_to_pylist
 
 # kinds of columns statistics are collected for
 INT, UINT, FLOAT, STRING, BOOL = "int", "uint", "float", "string", "bool"
@@ -94,6 +93,7 @@ class PackedBytes:
 
     def views(self) -> tuple[np.ndarray, np.ndarray]:
         """(views, heap) of the values (scan/views.py); None values are empty."""
+        from scan.views import views_from_offsets
         heap = np.frombuffer(self.data, np.uint8) if self.data else np.zeros(1, np.uint8)
         views = np.empty((len(self), 2), np.uint64)
         views_from_offsets(heap, self.offsets.astype(np.int64), views)
@@ -107,6 +107,7 @@ class PackedBytes:
 
 def views_as_bytes(views: np.ndarray, heap: np.ndarray | None, rows: np.ndarray) -> list:
     """The bytes of the views at ``rows`` (a few rows: samples, bounds)."""
+    from scan.views import views_to_pylist
     if len(rows) == 0:
         return []
     return views_to_pylist(np.take(views, rows, axis=0), heap)

@@ -95,6 +95,21 @@ class FooterRange:
 
 # ---- kernels -------------------------------------------------------------------------
 
+@njit(nogil=True, cache=True, inline="always")
+def piece_of(bounds, row):
+    """The synopsis holding ``row``: np.searchsorted(bounds, row, "right") - 1,
+    as a loop: numba's np.searchsorted lives in numba.np.arraymath, whose
+    import (scipy.linalg among it) costs a process's first query ~0.1 s."""
+    lo, hi = 0, bounds.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if bounds[mid] <= row:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo - 1
+
+
 @njit(nogil=True, cache=True)
 def minmax_numbers(values, nulls, first_row, bounds, lo, hi, seen, null_counts):
     """Fold rows [first_row, first_row + n) into the synopses they fall in:
@@ -102,7 +117,7 @@ def minmax_numbers(values, nulls, first_row, bounds, lo, hi, seen, null_counts):
     taken as 0.0.  One tight loop per synopsis piece of the block."""
     n = values.shape[0]
     has_nulls = nulls.shape[0] > 0
-    s = np.searchsorted(bounds, first_row, side="right") - 1
+    s = piece_of(bounds, first_row)
     k = 0
     while k < n:
         stop = min(n, bounds[s + 1] - first_row)
@@ -192,7 +207,7 @@ def minmax_views(views, heap, nulls, first_row, bounds, lo_row, hi_row, null_cou
     (-1: none in this block)."""
     n = views.shape[0]
     has_nulls = nulls.shape[0] > 0
-    s = np.searchsorted(bounds, first_row, side="right") - 1
+    s = piece_of(bounds, first_row)
     end = bounds[s + 1]
     for k in range(n):
         r = first_row + k
@@ -221,7 +236,7 @@ def minmax_codes(codes, dictionary, heap, first_row, bounds, lo_code, hi_code, s
     entry of its smallest and largest string; every entry is compared once
     per synopsis (``stamp``: int64 per entry, all -1 at first)."""
     n = codes.shape[0]
-    s = np.searchsorted(bounds, first_row, side="right") - 1
+    s = piece_of(bounds, first_row)
     end = bounds[s + 1]
     for k in range(n):
         r = first_row + k

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from stats import hll
 from stats.sample import SampleColumn
-from stats.synopses import SynopsisColumn
+
+if TYPE_CHECKING:            # the synopses' kernels load numba: not at import
+    from stats.synopses import SynopsisColumn
 
 Identity = tuple            # (path, size, mtime_ns)
 
@@ -116,6 +118,7 @@ class StatisticsStore:
         """The distinct estimate of column ``name`` over all ``files``
         (FileStatistics of the table's files, in order), registers merged;
         None unless every file has the column."""
+        from stats import hll
         cols = [f.columns.get(name) if f is not None else None for f in files]
         if not cols or any(c is None for c in cols):
             return None
@@ -134,6 +137,7 @@ class StatisticsStore:
         return got
 
     def table_pair_distinct(self, identities: tuple, pair: tuple, files: list) -> float | None:
+        from stats import hll
         key = pair_key(*pair)
         got = [f.pairs.get(key) if f is not None else None for f in files]
         if not got or any(g is None for g in got):

@@ -11,11 +11,8 @@ import numpy as np
 
 from engine.block import Block, Vector, int64_values
 from engine.errors import UnsupportedFeatureError
-from engine.expr import arith, datefuncs, numfuncs, strfuncs
-from engine.expr.cast import cast_vector, valid_mask
 from engine.expr.vectors import (as_nulls, clean_object, coded_dictionary, const_view,
                                  literal_vector, merge_nulls, null_bool, scatter)
-from engine.kernels import strings as sk
 from planner.expressions import (MIRRORED_COMPARISON, Call, ColumnRef, Expr, Literal, Parameter,
                                  column_indexes)
 from planner.types import BOOLEAN, INTEGER_DECIMAL_PRECISION, DataType
@@ -64,19 +61,23 @@ def _literal_value(e: Expr, what: str):
 
 # ---------------------------------------------------------------- arithmetic
 def _arith(call: Call, block: Block) -> Vector:
+    from engine.expr import arith
     a, b = _args(call, block)
     return arith.arithmetic(call.func, [a, b], call.type)
 
 
 def _neg(call: Call, block: Block) -> Vector:
+    from engine.expr import arith
     return arith.negate(evaluate(call.args[0], block), call.type)
 
 
 def _abs(call: Call, block: Block) -> Vector:
+    from engine.expr import numfuncs
     return numfuncs.absolute(evaluate(call.args[0], block), call.type)
 
 
 def _round(call: Call, block: Block) -> Vector:
+    from engine.expr import numfuncs
     x = evaluate(call.args[0], block)
     digits = 0
     if len(call.args) > 1:
@@ -87,6 +88,7 @@ def _round(call: Call, block: Block) -> Vector:
 
 
 def _floor_ceil(call: Call, block: Block) -> Vector:
+    from engine.expr import numfuncs
     x = evaluate(call.args[0], block)
     if x.type.id == "NULL":
         return literal_vector(None, call.type, block.n)
@@ -94,6 +96,7 @@ def _floor_ceil(call: Call, block: Block) -> Vector:
 
 
 def _compare(call: Call, block: Block) -> Vector:
+    from engine.expr import arith
     left, right = call.args
     if isinstance(left, Literal) and not isinstance(right, Literal):
         left, right = right, left
@@ -117,6 +120,7 @@ def _compare_operand(expr, block: Block) -> Vector:
     such values: arith.compare compares differing scales exactly, while the
     widened values might not fit int64 (Q11's DECIMAL(38,2) sums cast to
     DECIMAL(38,12))."""
+    from engine.expr.cast import cast_vector
     if isinstance(expr, Call) and expr.func == "cast" and len(expr.args) == 1:
         src, dst = expr.args[0].type, expr.type
         shape_src, shape_dst = _digits(src), _digits(dst)
@@ -194,6 +198,8 @@ def _is_null(call: Call, block: Block) -> Vector:
 
 # ---------------------------------------------------------------- sets
 def _in_list(call: Call, block: Block) -> Vector:
+    from engine.expr import arith
+    from engine.kernels import strings as sk
     x = evaluate(call.args[0], block)
     n = block.n
     items = call.args[1:]
@@ -236,6 +242,7 @@ def _in_list(call: Call, block: Block) -> Vector:
 
 
 def _like(call: Call, block: Block) -> Vector:
+    from engine.expr import strfuncs
     x = evaluate(call.args[0], block)
     pat_e = call.args[1]
     const = pat_e.value if isinstance(pat_e, Literal) and pat_e.value is not None else None
@@ -319,6 +326,7 @@ def _coalesce(call: Call, block: Block) -> Vector:
 
 
 def _coerce(v: Vector, t: DataType) -> Vector:
+    from engine.expr.cast import cast_vector
     if v.type == t:
         return v
     if v.type.id == "NULL":
@@ -328,16 +336,19 @@ def _coerce(v: Vector, t: DataType) -> Vector:
 
 # ---------------------------------------------------------------- other
 def _cast(call: Call, block: Block) -> Vector:
+    from engine.expr.cast import cast_vector
     return cast_vector(evaluate(call.args[0], block), call.type)
 
 
 def _extract(call: Call, block: Block) -> Vector:
+    from engine.expr import datefuncs
     part = _literal_value(call.args[0], "extract part")
     x = evaluate(call.args[1], block)
     return datefuncs.extract(str(part), x, call.type)
 
 
 def _date_add(call: Call, block: Block) -> Vector:
+    from engine.expr import datefuncs
     x = evaluate(call.args[0], block)
     iv = _literal_value(call.args[1], "interval")
     if iv is None or x.type.id == "NULL":
@@ -346,6 +357,7 @@ def _date_add(call: Call, block: Block) -> Vector:
 
 
 def _date_trunc(call: Call, block: Block) -> Vector:
+    from engine.expr import datefuncs
     x = evaluate(call.args[1], block)
     if x.type.id == "NULL":
         return literal_vector(None, call.type, block.n)
@@ -353,6 +365,7 @@ def _date_trunc(call: Call, block: Block) -> Vector:
 
 
 def _date_diff(call: Call, block: Block) -> Vector:
+    from engine.expr import datefuncs
     a = evaluate(call.args[1], block)
     b = evaluate(call.args[2], block)
     if a.type.id == "NULL" or b.type.id == "NULL":
@@ -361,6 +374,7 @@ def _date_diff(call: Call, block: Block) -> Vector:
 
 
 def _concat(call: Call, block: Block) -> Vector:
+    from engine.expr import strfuncs
     args = []
     for a in _args(call, block):
         if not a.type.is_string:
@@ -370,19 +384,23 @@ def _concat(call: Call, block: Block) -> Vector:
 
 
 def _substring(call: Call, block: Block) -> Vector:
+    from engine.expr import strfuncs
     args = _args(call, block)
     return strfuncs.substring(args[0], args[1], args[2] if len(args) > 2 else None, call.type)
 
 
 def _case_fn(call: Call, block: Block) -> Vector:
+    from engine.expr import strfuncs
     return strfuncs.change_case(evaluate(call.args[0], block), call.func == "upper")
 
 
 def _length(call: Call, block: Block) -> Vector:
+    from engine.expr import strfuncs
     return strfuncs.length(evaluate(call.args[0], block), call.type)
 
 
 def _trim(call: Call, block: Block) -> Vector:
+    from engine.expr import strfuncs
     x = evaluate(call.args[0], block)
     if x.type.id == "NULL":
         return literal_vector(None, call.type, block.n)
@@ -405,8 +423,7 @@ _FUNCS = {
     "abs": _abs, "round": _round, "floor": _floor_ceil, "ceil": _floor_ceil,
 }
 
-__all__ = ["evaluate", "evaluate_predicate", "literal_vector", "truth", "merge_nulls",
-           "valid_mask"]
+__all__ = ["evaluate", "evaluate_predicate", "literal_vector", "truth", "merge_nulls"]
 
 from engine.expr.nested import FUNCS as _NESTED_FUNCS  # noqa: E402
 _FUNCS.update(_NESTED_FUNCS)

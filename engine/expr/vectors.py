@@ -9,7 +9,6 @@ import functools
 import numpy as np
 
 from engine.block import Int64WideVector, Vector
-from engine.kernels import strings as sk
 from planner.types import DataType
 
 _EPOCH = datetime.date(1970, 1, 1)
@@ -36,11 +35,13 @@ def as_nulls(mask: np.ndarray):
 
 
 def string_vector(typ: DataType, offsets, data, nulls=None) -> Vector:
+    from engine.kernels import strings as sk
     views = sk.views_from_flat(offsets, data)
     return Vector(typ, views, nulls, data)
 
 
 def flat(vec: Vector):
+    from engine.kernels import strings as sk
     return sk.flatten(vec.data, vec.heap)
 
 
@@ -117,13 +118,19 @@ def const_view(value) -> tuple[np.uint64, np.uint64, np.ndarray]:
 
 @functools.lru_cache(maxsize=4096)
 def _const_view(kind, value):
-    views, heap, _ = sk.views_from_pylist([value])
-    return views[0, 0], views[0, 1], heap
+    """The view layout of engine/kernels/strings.py, built here without a
+    kernel: a query of constants needs no numba."""
+    data = value.encode("utf-8") if isinstance(value, str) else bytes(value)
+    n = len(data)
+    word0 = n | (int.from_bytes(data[:4].ljust(4, b"\0"), "little") << 32)
+    word1 = 0 if n > 12 else int.from_bytes(data[4:12].ljust(8, b"\0"), "little")
+    return np.uint64(word0), np.uint64(word1), np.frombuffer(data, np.uint8).copy()
 
 
 def scatter(typ: DataType, n: int, parts) -> Vector:
     """Assemble a vector of n rows from [(row indexes, Vector)] pieces; rows
     no piece covers are NULL."""
+    from engine.kernels import strings as sk
     nulls = np.ones(n, np.uint8)
     if typ.is_string:
         views = np.zeros((n, 2), np.uint64)

@@ -135,7 +135,9 @@ def sort_run(rows, string_col, string_desc, views, heap, lo, hi):
         if s >= 0:
             sv = views[s, lo:hi]
             ranks = string_sort_ranks(sv, heap)
-            top = ranks.max() if n else 0
+            top = np.int64(0)           # ranks.max(), without numba.np.arraymath (it
+            for i in range(n):          # imports scipy.linalg on a process's first sort)
+                top = max(top, ranks[i])
             desc = string_desc[w]
             for i in range(n):
                 run[i, w] = np.uint64(top - ranks[i]) if desc else np.uint64(ranks[i])

@@ -15,7 +15,6 @@ import numpy as np
 
 from engine.block import Block, Int64WideVector, Vector, concat_vectors, empty_vector
 from engine.context import check_cancel
-from engine.kernels.strings import concat_rebased
 from engine.pipeline import Sink
 
 # bytes of one Python int of an object column (DECIMAL(38), HUGEINT values)
@@ -257,6 +256,7 @@ def concat_consumed(blocks: list[Block], types) -> Block:
 
 
 def _concat_strings_sharing(parts: list[Vector], shared: list) -> Vector:
+    from engine.kernels.strings import concat_rebased
     heaps = [p.heap if p.heap is not None else _NO_HEAP for p in parts]
     for seen, heap, bases in shared:
         if all(a is b for a, b in zip(seen, heaps)):

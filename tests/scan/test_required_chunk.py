@@ -242,15 +242,16 @@ def test_row_ranges_whole_pages(tmp_path, monkeypatch, page_index, codec):
     """Ranges over a chunk of many pages: pages inside the range go through
     the kernel (counted), boundary pages through the shared page path; the
     rows equal the whole-chunk read, with and without a selection."""
+    import scan.required_chunk as rc        # row_ranges imports it when it reads
     import scan.row_ranges as rr
     calls = []
-    real = rr.decode_whole_pages
+    real = rc.decode_whole_pages
 
     def counted(*args, **kw):
         got = real(*args, **kw)
         calls.append(got is not None)
         return got
-    monkeypatch.setattr(rr, "decode_whole_pages", counted)
+    monkeypatch.setattr(rc, "decode_whole_pages", counted)
     path = str(tmp_path / "t.parquet")
     pq.write_table(_required_table(40_000, 5000, 11), path, compression=codec,
                    data_page_size=2048, write_page_index=page_index)
@@ -477,11 +478,10 @@ def test_optional_columns_take_the_kernel(tmp_path, version, dictionary, nulls,
                    write_statistics=stats)       # (without: the kernel finds the NULLs)
     pf = open_parquet(path)
     sel = np.random.default_rng(1).random(30_000) < 0.3
-    import scan.row_ranges as RR
     hits, whole = [], []
-    orig, orig_whole = RC._decode, RR.decode_whole_pages
+    orig, orig_whole = RC._decode, RC.decode_whole_pages      # (row_ranges imports it per read)
     RC._decode = lambda *a: hits.append(orig(*a)) or hits[-1]
-    RR.decode_whole_pages = lambda *a: whole.append(orig_whole(*a)) or whole[-1]
+    RC.decode_whole_pages = lambda *a: whole.append(orig_whole(*a)) or whole[-1]
     try:
         for name in table.column_names:
             c = pf.column_index(name)
@@ -499,7 +499,7 @@ def test_optional_columns_take_the_kernel(tmp_path, version, dictionary, nulls,
             got = pf.read_column(0, c, row_start=2_345, row_count=25_000).to_pylist()
             assert got == want[2_345:27_345], name
     finally:
-        RC._decode, RR.decode_whole_pages = orig, orig_whole
+        RC._decode, RC.decode_whole_pages = orig, orig_whole
     took = [h for h in hits if h is not None]
     took_whole = [w for w in whole if w is not None]
     if version == "1.0":
