@@ -72,8 +72,8 @@ class BuildKeys:
         kc = normalize_keys(vecs, n, null_word=False)
         self.keys, self.kw, self.n = kc.keys, kc.kw, n
         strings = [v for v in vecs if v.type.is_string]
-        if len(strings) == 1:
-            self.heaps, self.heap_offsets = [kc.heap], [0]
+        if len(strings) == 1 or kc.compacted:    # one heap every string column points into
+            self.heaps, self.heap_offsets = [kc.heap] * len(strings), [0] * len(strings)
         else:                                  # the layout of normalize_keys
             self.heaps, self.heap_offsets, base = [], [], 0
             for v in strings:
