@@ -307,6 +307,9 @@ class ProbeOperator(Operator):
         if kind == "mark_in":
             self._init_mark_in()
 
+    def release(self) -> None:
+        self.table.release()
+
     def _init_mark_in(self):
         """Key 0's NULLs on the build side, and (when the IN is correlated) a
         table over the other keys that finds each probe row's candidates."""
