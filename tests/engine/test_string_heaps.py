@@ -139,3 +139,64 @@ def test_wide_build_group_by_strings_matches_duckdb(wide_tables, threads):
     want = duck.execute(SQL).fetchall()
     assert len(want) == 50
     assert got == want
+
+
+LIMIT = 500 << 20
+MARGIN = 192 << 20           # as tests/engine/test_memory_bounds.py
+
+
+@pytest.fixture(scope="module")
+def big_build(tmp_path_factory):
+    """A build side of 600k rows with three 60-byte string columns (about
+    110 MB of heap) and a probe side whose selective filter leaves small
+    blocks: before, each gathered batch copied every heap once per block."""
+    d = tmp_path_factory.mktemp("bigbuild")
+    rng = np.random.default_rng(5)
+    n, m = 600_000, 1_500_000
+
+    def strings(width: int) -> pa.Array:
+        data = rng.integers(97, 123, n * width, dtype=np.uint8)
+        offsets = np.arange(0, n * width + 1, width, dtype=np.int32)
+        return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
+    paths = {"c": str(d / "c.parquet"), "o": str(d / "o.parquet"),
+             "warm_c": str(d / "warm_c.parquet"), "warm_o": str(d / "warm_o.parquet")}
+    c = pa.table({"ck": pa.array(np.arange(n, dtype=np.int64)),
+                  "s1": strings(60), "s2": strings(60), "s3": strings(60)})
+    o = pa.table({"ck": pa.array(rng.integers(0, n, m).astype(np.int64)),
+                  "v": pa.array(rng.integers(0, 1000, m).astype(np.int64))})
+    pq.write_table(c, paths["c"], row_group_size=150_000, use_dictionary=False)
+    pq.write_table(o, paths["o"], row_group_size=250_000)
+    pq.write_table(c.slice(0, 20_000), paths["warm_c"], use_dictionary=False)
+    pq.write_table(o.slice(0, 50_000), paths["warm_o"])
+    return paths
+
+
+@pytest.mark.slow
+def test_wide_build_side_stays_in_memory_limit(big_build):
+    """Under memory_limit = 500MB in a fresh process the query answers (as
+    DuckDB) within idle + limit + MARGIN: 486 MiB (idle 190); before, 1050
+    MiB, past the bound, at 2 threads."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.paths import REPO
+    sql = ("SELECT c.ck, s1, s2, s3, sum(v) AS total FROM o JOIN c ON o.ck = c.ck "
+           "WHERE o.v < 30 GROUP BY c.ck, s1, s2, s3 ORDER BY total DESC, c.ck LIMIT 5")
+    spec = {"limit": LIMIT, "threads": 2, "sql": sql, "rows": 5,
+            "warm": {"c": big_build["warm_c"], "o": big_build["warm_o"]},
+            "views": {"c": big_build["c"], "o": big_build["o"]}}
+    proc = subprocess.run([sys.executable, "-m", "tests.engine.memory_child", json.dumps(spec)],
+                          cwd=REPO, env=dict(os.environ), capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    print(f"\npeak {out['peak'] >> 20} MiB, idle {out['idle'] >> 20} MiB, "
+          f"{out['seconds']:.1f} s, {out.get('error') or 'answer'}")
+    assert out.get("error") is None, out
+    duck = duckdb.connect()
+    for name in ("c", "o"):
+        duck.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{big_build[name]}')")
+    assert out["rows"] == [list(r) for r in duck.execute(sql).fetchall()]
+    assert out["peak"] <= out["idle"] + LIMIT + MARGIN, out
