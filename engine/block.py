@@ -147,20 +147,42 @@ def concat_vectors(parts: list[Vector]) -> Vector:
         return Int64WideVector(typ, np.concatenate([p.ints for p in parts]), nulls)
     if not typ.is_string:
         return Vector(typ, np.concatenate([p.data for p in parts]), nulls)
-    datas, heaps, base = [], [], 0
+    views, heap = concat_views(parts)
+    return Vector(typ, views, nulls, heap)
+
+
+def concat_views(parts: list[Vector]) -> tuple[np.ndarray, np.ndarray]:
+    """(views, heap) of string vectors' rows in order: each distinct heap
+    (by identity) once, long-string offsets rebased; when the parts point
+    into several heaps far larger than the strings they use (rows taken
+    from a big table), only the used strings are copied
+    (engine/kernels/heaps.py)."""
+    from engine.kernels.heaps import compacted, should_compact
+    views = [p.data for p in parts]
+    nulls = [None if p.nulls is None else p.nulls.view(np.bool_) for p in parts]
+    heaps = [p.heap for p in parts]
+    if should_compact(views, heaps, nulls):
+        datas, heap = compacted(views, heaps, nulls)
+        return np.concatenate(datas).reshape(-1, 2), heap
+    datas, bases, distinct, base = [], {}, [], 0
     for p in parts:
         d = p.data
-        if p.heap is not None and len(p.heap) and base:
-            long_rows = (d[:, 0] & np.uint64(0xFFFFFFFF)) > 12
-            if long_rows.any():
-                d = d.copy()
-                d[long_rows, 1] += np.uint64(base)
+        heap = p.heap
+        if heap is not None and len(heap):
+            if id(heap) not in bases:
+                bases[id(heap)] = base
+                distinct.append(heap)
+                base += len(heap)
+            off = bases[id(heap)]
+            if off:
+                long_rows = (d[:, 0] & np.uint64(0xFFFFFFFF)) > 12
+                if long_rows.any():
+                    d = d.copy()
+                    d[long_rows, 1] += np.uint64(off)
         datas.append(d)
-        if p.heap is not None and len(p.heap):
-            heaps.append(p.heap)
-            base += len(p.heap)
-    heap = np.concatenate(heaps) if heaps else np.zeros(0, np.uint8)
-    return Vector(typ, np.concatenate(datas).reshape(-1, 2), nulls, heap)
+    heap = (distinct[0] if len(distinct) == 1 else np.concatenate(distinct)) if distinct \
+        else np.zeros(0, np.uint8)
+    return np.concatenate(datas).reshape(-1, 2), heap
 
 
 def _concat_nested(typ: DataType, parts: list[Vector], nulls) -> Vector:

@@ -40,6 +40,10 @@ class Operator:
     def process(self, block: Block) -> list[Block]:
         raise NotImplementedError
 
+    def release(self) -> None:
+        """Let go of the reservations of what the operator holds (a join's
+        table), once its pipeline ran."""
+
 
 class Sink:
     # False: the rows' order is not observable (a plain file scan with
@@ -117,10 +121,13 @@ class Pipeline:
     sink: Sink | None = None
 
     def release(self) -> None:
-        """Let go of what the source holds (a BlockSource's reservation)."""
+        """Let go of what the source holds (a BlockSource's reservation) and
+        the operators' tables: the pipeline ran, nothing probes them now."""
         release = getattr(self.source, "release", None)
         if release is not None:
             release()
+        for op in self.operators:
+            op.release()
 
     def run_morsel(self, morsel, morsel_index: int, sink: Sink, local,
                    small: "StageBatches | None" = None) -> None:

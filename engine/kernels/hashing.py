@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from engine.block import Int64WideVector, Vector
+from engine.kernels.heaps import compact_views, long_bytes, should_compact
 
 _LOW32 = np.uint64(0xFFFFFFFF)
 _M64 = (1 << 64) - 1
@@ -28,6 +29,7 @@ class KeyColumns:
     any_null: np.ndarray | None  # uint8 (n,), 1 = some key is NULL
     n: int
     hashes: np.ndarray | None = None   # hash_rows of keys, when made along with them
+    compacted: bool = False    # heap holds only the rows' long strings (every column's)
 
     @property
     def words(self) -> np.ndarray:
@@ -74,6 +76,17 @@ def normalize_keys(vectors: list[Vector], n: int, null_word: bool) -> KeyColumns
         _zero_column(keys, kw - 1)
     w = s = base = 0
     hashes = None
+    strings = [v for v in vectors if v.type.is_string]
+    compact = len(strings) > 1 and should_compact(
+        [v.data for v in strings], [v.heap for v in strings],
+        [None if v.nulls is None else v.nulls.view(np.bool_) for v in strings])
+    if compact:                 # rows of a big table: copy the strings they use
+        used = 0
+        for v in strings:
+            isnull = _NO_NULLS if v.nulls is None else v.nulls.view(np.bool_)
+            used += long_bytes(np.ascontiguousarray(v.data, np.uint64), isnull,
+                               v.nulls is not None)
+        heaps.append(np.empty(used, np.uint8))
     for j, vec in enumerate(vectors):
         isnull = None
         if vec.nulls is not None and vec.nulls.any():
@@ -81,7 +94,13 @@ def normalize_keys(vectors: list[Vector], n: int, null_word: bool) -> KeyColumns
             any_null = isnull.copy() if any_null is None else (any_null | isnull)
             if null_word:
                 words[:, kw - 1] |= isnull.astype(np.uint64) << np.uint64(j % 64)
-        if vec.type.is_string:
+        if vec.type.is_string and compact:
+            base = compact_views(np.ascontiguousarray(vec.data, dtype=np.uint64),
+                                 _EMPTY_HEAP if vec.heap is None else np.ascontiguousarray(vec.heap, np.uint8),
+                                 _NO_NULLS if isnull is None else isnull, isnull is not None,
+                                 keys, kw + 2 * s, heaps[0], np.int64(base))
+            s += 1
+        elif vec.type.is_string:
             heap = vec.heap if vec.heap is not None else np.zeros(0, np.uint8)
             _put_views(keys, kw + 2 * s, np.ascontiguousarray(vec.data, dtype=np.uint64),
                        np.uint64(base), _NO_NULLS if isnull is None else isnull,
@@ -115,12 +134,13 @@ def normalize_keys(vectors: list[Vector], n: int, null_word: bool) -> KeyColumns
         heap = np.zeros(0, np.uint8)
     if any_null is not None:
         any_null = any_null.astype(np.uint8)
-    return KeyColumns(keys, kw, heap, any_null, n, hashes)
+    return KeyColumns(keys, kw, heap, any_null, n, hashes, compact)
 
 
 # ------------------------------------------------------------------ kernels
 
 _NO_NULLS = np.zeros(1, np.bool_)
+_EMPTY_HEAP = np.zeros(0, np.uint8)
 
 
 @njit(nogil=True, cache=True)

@@ -13,7 +13,8 @@ import threading
 
 import numpy as np
 
-from engine.block import Block, Int64WideVector, Vector, concat_vectors, empty_vector
+from engine.block import (Block, Int64WideVector, Vector, concat_vectors, concat_views,
+                          empty_vector)
 from engine.context import check_cancel
 from engine.pipeline import Sink
 
@@ -206,31 +207,12 @@ def concat_shared(blocks: list[Block], types) -> Block:
 
 
 def _concat_strings(parts: list[Vector]) -> Vector:
-    bases, heaps, base = {}, [], 0
-    datas = []
-    for p in parts:
-        heap = p.heap if p.heap is not None else None
-        d = p.data
-        if heap is not None and len(heap):
-            key = id(heap)
-            if key not in bases:
-                bases[key] = base
-                heaps.append(heap)
-                base += len(heap)
-            off = bases[key]
-            if off:
-                long_rows = (d[:, 0] & np.uint64(0xFFFFFFFF)) > 12
-                if long_rows.any():
-                    d = d.copy()
-                    d[long_rows, 1] += np.uint64(off)
-        datas.append(d)
     nulls = None
     if any(p.nulls is not None for p in parts):
         nulls = np.concatenate([p.nulls if p.nulls is not None else np.zeros(len(p), np.uint8)
                                 for p in parts])
-    heap = (heaps[0] if len(heaps) == 1 else np.concatenate(heaps)) if heaps \
-        else np.zeros(0, np.uint8)
-    return Vector(parts[0].type, np.concatenate(datas).reshape(-1, 2), nulls, heap)
+    views, heap = concat_views(parts)
+    return Vector(parts[0].type, views, nulls, heap)
 
 
 def concat_consumed(blocks: list[Block], types) -> Block:

@@ -72,8 +72,8 @@ class BuildKeys:
         kc = normalize_keys(vecs, n, null_word=False)
         self.keys, self.kw, self.n = kc.keys, kc.kw, n
         strings = [v for v in vecs if v.type.is_string]
-        if len(strings) == 1:
-            self.heaps, self.heap_offsets = [kc.heap], [0]
+        if len(strings) == 1 or kc.compacted:    # one heap every string column points into
+            self.heaps, self.heap_offsets = [kc.heap] * len(strings), [0] * len(strings)
         else:                                  # the layout of normalize_keys
             self.heaps, self.heap_offsets, base = [], [], 0
             for v in strings:
@@ -306,6 +306,9 @@ class ProbeOperator(Operator):
         self.build_types = [v.type for v in table.block.columns]
         if kind == "mark_in":
             self._init_mark_in()
+
+    def release(self) -> None:
+        self.table.release()
 
     def _init_mark_in(self):
         """Key 0's NULLs on the build side, and (when the IN is correlated) a

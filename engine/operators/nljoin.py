@@ -331,6 +331,9 @@ class NestedLoopJoin(Operator):
         self.batch = max(int(batch_rows), 1024)
         self.needed = None if needed is None else set(needed)
 
+    def release(self) -> None:
+        self.table.release()
+
     # -- candidate ranges of one probe block ---------------------------
     def _ranges(self, block: Block):
         """(lo, hi, perm or None (identity), k2, v2, code2, residual) of a
