@@ -42,6 +42,7 @@ _LOW32 = np.uint64(0xFFFFFFFF)
 # ---------------------------------------------------------------- strings
 
 KERNEL_STRING_ROWS = 4096      # strings at least this many convert through the kernels
+NUMPY_STRING_BYTES = 1 << 20   # ... and so do fewer strings of more bytes than this
 
 
 def string_lengths(views: np.ndarray) -> np.ndarray:
@@ -52,12 +53,15 @@ def string_lengths(views: np.ndarray) -> np.ndarray:
 def views_to_buffer(views: np.ndarray, heap: np.ndarray | None) -> tuple[bytes, np.ndarray]:
     """All strings of ``views`` concatenated into one bytes object, plus the
     (n + 1) int64 offsets of each string in it.  Uses the string-kernel
-    room's numba ``flatten``, or for a few rows a vectorized numpy gather
-    (no kernel to load: a small result needs no numba)."""
-    if len(views) < KERNEL_STRING_ROWS:
+    room's numba ``flatten``, or for a few short rows a vectorized numpy
+    gather (no kernel to load: a small result needs no numba).  The numpy
+    gather indexes every byte with an int64, so it is for small totals only."""
+    views = np.asarray(views, np.uint64).reshape(-1, 2)
+    if len(views) < KERNEL_STRING_ROWS and \
+            int(string_lengths(views).sum()) <= NUMPY_STRING_BYTES:
         return views_to_buffer_numpy(views, heap)
     from engine.kernels.strings import flatten
-    offsets, data = flatten(np.asarray(views, np.uint64).reshape(-1, 2), heap)
+    offsets, data = flatten(views, heap)
     return data.tobytes(), offsets
 
 
@@ -70,18 +74,17 @@ def views_to_buffer_numpy(views: np.ndarray, heap: np.ndarray | None) -> tuple[b
     total = int(offsets[-1])
     if total == 0:
         return b"", offsets
-    inline = views.view(np.uint8).reshape(-1)          # 16 bytes per view
-    is_long = lengths > 12
-    start = np.arange(n, dtype=np.int64) * 16 + 4      # inline payload
-    if is_long.any():
-        if heap is None:
-            heap = np.zeros(0, np.uint8)
-        source = np.concatenate([inline, np.asarray(heap, np.uint8)])
-        start[is_long] = n * 16 + views[is_long, 1].astype(np.int64)
-    else:
-        source = inline
-    gather = np.repeat(start - offsets[:-1], lengths) + np.arange(total, dtype=np.int64)
-    return source[gather].tobytes(), offsets
+    row = np.repeat(np.arange(n, dtype=np.int64), lengths)     # string of each byte
+    within = np.arange(total, dtype=np.int64) - offsets[:-1][row]
+    out = np.empty(total, np.uint8)
+    from_heap = (lengths > 12)[row]
+    inline = views.view(np.uint8).reshape(-1)          # 16 bytes per view, payload at 4
+    short = ~from_heap
+    out[short] = inline[row[short] * 16 + 4 + within[short]]
+    if from_heap.any():       # long strings: bytes in the heap, never copied whole
+        out[from_heap] = np.asarray(heap, np.uint8)[
+            views[row[from_heap], 1].astype(np.int64) + within[from_heap]]
+    return out.tobytes(), offsets
 
 
 def views_to_strings(views: np.ndarray, heap: np.ndarray | None,
