@@ -7,6 +7,7 @@ SOURCE file next to the answers)."""
 
 from __future__ import annotations
 
+import csv
 import datetime
 import decimal
 import math
@@ -44,9 +45,13 @@ def load_answer(sf: float, number: int) -> tuple[list[str], list[list[str]]] | N
     if not path.exists():
         return None
     lines = path.read_text().splitlines()
-    header = lines[0].split("|")
+    # '|'-separated, fields with double quotes where the writer quoted them
+    # (the SF10 files quote c_name / s_name: "Customer#001237537")
+    parsed = list(csv.reader(lines, delimiter="|", quotechar='"'))
+    header = parsed[0]
     # an empty line is a row of one NULL when the query has one column (Q17 at SF0.01)
-    rows = [line.split("|") for line in lines[1:] if line != "" or len(header) == 1]
+    rows = [fields if fields else [""] for line, fields in zip(lines[1:], parsed[1:])
+            if line != "" or len(header) == 1]
     return header, rows
 
 

@@ -129,3 +129,20 @@ def test_decimal_rounding_of_peers_is_accepted_exactness_is_kept():
     # a value at the expected scale is compared exactly, never rounded away
     assert reconcile_decimals([(D("100.01"),)], [("100.02",)]) == [(D("100.01"),)]
     assert validate(6, 0.01, ["revenue"], [(D("1.00"),)], None).startswith("WRONG")
+
+
+def test_answer_files_with_quoted_fields(tmp_path, monkeypatch):
+    """The SF10 answer files quote c_name / s_name ("Customer#001237537");
+    read as plain '|'-split text, Q10, Q18 and Q21 compared WRONG for
+    every engine."""
+    from tpch.answers import compare_rows, load_answer
+    (tmp_path / "sf10").mkdir()
+    (tmp_path / "sf10" / "q10.csv").write_text(
+        'c_custkey|c_name|revenue\n1237537|"Customer#001237537"|884989.6657\n'
+        '7|"a|b ""x"""|1.5\n')
+    monkeypatch.setenv("PQDB_TPCH_ANSWERS", str(tmp_path))
+    header, rows = load_answer(10, 10)
+    assert header == ["c_custkey", "c_name", "revenue"]
+    assert rows == [["1237537", "Customer#001237537", "884989.6657"], ["7", 'a|b "x"', "1.5"]]
+    assert compare_rows([(1237537, "Customer#001237537", 884989.6657), (7, 'a|b "x"', 1.5)],
+                        rows, header) is None
