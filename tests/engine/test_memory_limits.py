@@ -87,6 +87,26 @@ def test_tracker_evicts_caches_before_it_fails():
     assert mem.used == 0
 
 
+def test_evicting_many_cache_bytes_gives_them_back(monkeypatch):
+    """Evicted chunks are freed, but glibc keeps them in the freeing
+    thread's arena: a second Q18 at SF10 under 1500MB peaked 600 MiB above
+    the first.  A reservation that evicts TRIM_AFTER_EVICTING bytes or more
+    returns the free heap (malloc_trim); smaller evictions do not pay it."""
+    import engine.scheduler as scheduler
+    calls = []
+    monkeypatch.setattr(scheduler, "release_free_memory", lambda: calls.append(1))
+    monkeypatch.setattr(context, "TRIM_AFTER_EVICTING", 300)
+    bm = BufferManager(1000)
+    src = _Source(10_000)
+    for off in range(0, 1000, 100):
+        bm.get(src, off, 100)
+    mem = MemoryTracker(1200, caches=(bm,))
+    mem.reserve(300)                            # evicts 100: no trim
+    assert mem.evicted == 100 and calls == []
+    mem.reserve(400)                            # evicts 400 more: trimmed once
+    assert mem.evicted == 500 and calls == [1]
+
+
 def test_buffer_budget_is_bounded_by_memory_limit():
     assert buffer_budget(Config()) == 1 << 30                   # default: 1 GiB
     assert buffer_budget(Config(memory_limit=100 << 20)) == 50 << 20
