@@ -57,12 +57,22 @@ def test_filtered_rows_q_errors(warmed):
             est = scan.statistics.filtered_rows(list(scan.filters), list(scan.columns))
             assert est is not None, (q, scan.alias)
             actual = ref.filtered_rows(list(scan.filters), list(scan.columns)).value
-            errors.append((q_error(est.value, actual), q, os.path.basename(path), est, actual))
+            rows = duck.execute(f"SELECT count(*) FROM '{path}'").fetchone()[0]
+            errors.append((q_error(est.value, actual), q, os.path.basename(path), est, actual,
+                           rows))
     errors.sort(key=lambda e: -e[0])
-    worst = errors[0]
     assert len(errors) >= 25
     assert pystats.median(e[0] for e in errors) <= 1.2, errors[:5]
-    assert worst[0] <= 3.0, errors[:5]
+    # The sample (1024 rows, seeded by the files' identities: new temporary
+    # files, a new sample each run) estimates a selectivity p with standard
+    # deviation sqrt(p (1 - p) / 1024): each estimate must lie within 5 of
+    # them (a fixed q-error bound failed now and then on a 1.2% filter: 12
+    # sample rows).
+    for err, q, name, est, actual, rows in errors:
+        n = min(rows, 1024)
+        p = max(actual / rows, 1 / n)      # (an empty result: one sample row's worth)
+        sd_rows = rows * (p * (1 - p) / n) ** 0.5
+        assert abs(est.value - actual) <= 5 * sd_rows + 1, (q, name, est, actual, rows)
 
 
 def test_distinct_counts_and_keys(warmed, tpch_sf001):
