@@ -79,6 +79,14 @@ class PqdbIOError(OperationalError):
         self.byte_range = byte_range
 
 
+def with_place(message: str, **where) -> str:
+    """``message (file f, row group 3, column c, page 2)``: the parts of
+    ``where`` that are known, in the order given, named with spaces."""
+    known = [f"{name.replace('_', ' ')} {value}" for name, value in where.items()
+             if value is not None]
+    return message if not known else f"{message} ({', '.join(known)})"
+
+
 class FileFormatError(DataError):
     """A Parquet file is malformed.  Names file, row group, column and page
     where known."""
@@ -86,28 +94,12 @@ class FileFormatError(DataError):
     def __init__(self, message: str, file: str | None = None,
                  row_group: int | None = None, column: str | None = None,
                  page: int | None = None):
-        where = []
-        if file is not None:
-            where.append(f"file {file}")
-        if row_group is not None:
-            where.append(f"row group {row_group}")
-        if column is not None:
-            where.append(f"column {column}")
-        if page is not None:
-            where.append(f"page {page}")
-        text = message if not where else f"{message} ({', '.join(where)})"
-        super().__init__(text)
+        super().__init__(with_place(message, file=file, row_group=row_group,
+                                    column=column, page=page))
         self.file = file
         self.row_group = row_group
         self.column = column
         self.page = page
-
-    def again(self, **where) -> "AuthenticationError":
-        """A fresh error of the same message and place (``where`` overrides)."""
-        args = dict(file=self.file, module=self.module, row_group=self.row_group,
-                    column=self.column, page=self.page)
-        args.update(where)
-        return AuthenticationError(self.message, **args)
 
 
 class UnsupportedFeatureError(NotSupportedError):
@@ -123,18 +115,8 @@ class AuthenticationError(OperationalError):
     def __init__(self, message: str, file: str | None = None, module: str | None = None,
                  row_group: int | None = None, column: str | None = None,
                  page: int | None = None):
-        where = []
-        if file is not None:
-            where.append(f"file {file}")
-        if module is not None:
-            where.append(f"module {module}")
-        if row_group is not None:
-            where.append(f"row group {row_group}")
-        if column is not None:
-            where.append(f"column {column}")
-        if page is not None:
-            where.append(f"page {page}")
-        super().__init__(message if not where else f"{message} ({', '.join(where)})")
+        super().__init__(with_place(message, file=file, module=module,
+                                    row_group=row_group, column=column, page=page))
         self.message = message
         self.file = file
         self.module = module
