@@ -20,6 +20,53 @@ _LEN_MASK = np.uint64(0xFFFFFFFF)
 
 
 @njit(nogil=True, cache=True, inline="always")
+def view_length(w0):
+    """Length of the string whose view's first word is ``w0``."""
+    return np.int64(w0 & np.uint64(0xFFFFFFFF))
+
+
+@njit(nogil=True, cache=True, inline="always")
+def view_byte(w0, w1, heap, j):
+    """Byte j of a string with view (w0, w1)."""
+    n = np.int64(w0 & np.uint64(0xFFFFFFFF))
+    if n > 12:
+        return heap[np.int64(w1) + j]
+    if j < 4:
+        return np.uint8((w0 >> np.uint64(32 + 8 * j)) & np.uint64(0xFF))
+    return np.uint8((w1 >> np.uint64(8 * (j - 4))) & np.uint64(0xFF))
+
+
+@njit(nogil=True, cache=True, inline="always")
+def bswap32(x):
+    """The low 32 bits of ``x`` byte-swapped (a view's prefix as a big-endian number)."""
+    return (((x & np.uint64(0xFF)) << np.uint64(24)) | ((x & np.uint64(0xFF00)) << np.uint64(8))
+            | ((x >> np.uint64(8)) & np.uint64(0xFF00)) | ((x >> np.uint64(24)) & np.uint64(0xFF)))
+
+
+@njit(nogil=True, cache=True, inline="always")
+def compare_strings(a0, a1, ha, b0, b1, hb):
+    """-1, 0, 1: unsigned byte-wise order of two strings given by their
+    views (a0, a1) over heap ``ha`` and (b0, b1) over ``hb``."""
+    if a0 == b0 and a1 == b1 and view_length(a0) <= 12:
+        return 0
+    pa = bswap32(a0 >> np.uint64(32))
+    pb = bswap32(b0 >> np.uint64(32))
+    if pa != pb:
+        return -1 if pa < pb else 1
+    la = view_length(a0)
+    lb = view_length(b0)
+    m = min(la, lb)
+    for j in range(4, m):
+        x = view_byte(a0, a1, ha, j)
+        y = view_byte(b0, b1, hb, j)
+        if x != y:
+            return -1 if x < y else 1
+    if la == lb:
+        return 0
+    return -1 if la < lb else 1
+
+
+@njit(nogil=True, cache=True, inline="always")
 def make_view(buf, off, length, out, i):
     """Write the view of ``buf[off:off+length]`` into ``out[i]``."""
     prefix = np.uint64(0)

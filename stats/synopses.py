@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from scan.views import compare_strings
 from stats.columns import BOOL, FLOAT, INT, STRING, UINT, ColumnBlock, PackedBytes, views_as_bytes
 
 
@@ -163,42 +164,9 @@ def minmax_numbers(values, nulls, first_row, bounds, lo, hi, seen, null_counts):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _byte(views, i, heap, k):
-    w0 = views[i, 0]
-    n = w0 & np.uint64(0xFFFFFFFF)
-    if n > np.uint64(12):
-        return np.uint64(heap[np.int64(views[i, 1]) + k])
-    if k < 4:
-        return (w0 >> np.uint64(32 + 8 * k)) & np.uint64(0xFF)
-    return (views[i, 1] >> np.uint64(8 * (k - 4))) & np.uint64(0xFF)
-
-
-@njit(nogil=True, cache=True)
-def _prefix(w0):
-    """The first 4 bytes (zero padded) as a big-endian number."""
-    p = w0 >> np.uint64(32)
-    return (((p & np.uint64(0xFF)) << np.uint64(24)) | ((p & np.uint64(0xFF00)) << np.uint64(8))
-            | ((p >> np.uint64(8)) & np.uint64(0xFF00)) | (p >> np.uint64(24)))
-
-
-@njit(nogil=True, cache=True)
 def view_compare(views, i, heap, j):
     """-1 / 0 / 1: string i against string j (both in ``views``), bytewise."""
-    pi = _prefix(views[i, 0])
-    pj = _prefix(views[j, 0])
-    if pi != pj:
-        return -1 if pi < pj else 1
-    ni = np.int64(views[i, 0] & np.uint64(0xFFFFFFFF))
-    nj = np.int64(views[j, 0] & np.uint64(0xFFFFFFFF))
-    m = min(ni, nj)
-    for k in range(4, m):
-        a = _byte(views, i, heap, k)
-        b = _byte(views, j, heap, k)
-        if a != b:
-            return -1 if a < b else 1
-    if ni == nj:
-        return 0
-    return -1 if ni < nj else 1
+    return compare_strings(views[i, 0], views[i, 1], heap, views[j, 0], views[j, 1], heap)
 
 
 @njit(nogil=True, cache=True)

@@ -12,35 +12,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from scan.views import bswap32 as _bswap32, compare_strings  # noqa: F401 (re-exported)
+from scan.views import view_byte as _byte, view_length as _len
+
 _EMPTY_HEAP = np.zeros(0, np.uint8)
 _MASK32 = np.uint64(0xFFFFFFFF)
 
 
 def as_heap(heap) -> np.ndarray:
     return _EMPTY_HEAP if heap is None else heap
-
-
-# ---------------------------------------------------------------- byte access
-@njit(nogil=True, cache=True, inline="always")
-def _len(w0):
-    return np.int64(w0 & np.uint64(0xFFFFFFFF))
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _byte(w0, w1, heap, j):
-    """Byte j of a string with view (w0, w1)."""
-    n = np.int64(w0 & np.uint64(0xFFFFFFFF))
-    if n > 12:
-        return heap[np.int64(w1) + j]
-    if j < 4:
-        return np.uint8((w0 >> np.uint64(32 + 8 * j)) & np.uint64(0xFF))
-    return np.uint8((w1 >> np.uint64(8 * (j - 4))) & np.uint64(0xFF))
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _bswap32(x):
-    return (((x & np.uint64(0xFF)) << np.uint64(24)) | ((x & np.uint64(0xFF00)) << np.uint64(8))
-            | ((x >> np.uint64(8)) & np.uint64(0xFF00)) | ((x >> np.uint64(24)) & np.uint64(0xFF)))
 
 
 # ---------------------------------------------------------------- flat <-> views
@@ -131,26 +111,6 @@ def views_to_pylist(views, heap, nulls=None, decode_utf8=True):
 
 
 # ---------------------------------------------------------------- comparison
-@njit(nogil=True, cache=True, inline="always")
-def compare_strings(a0, a1, ha, b0, b1, hb):
-    """-1, 0, 1: unsigned byte-wise order of two strings."""
-    if a0 == b0 and a1 == b1 and _len(a0) <= 12:
-        return 0
-    pa = _bswap32(a0 >> np.uint64(32))
-    pb = _bswap32(b0 >> np.uint64(32))
-    if pa != pb:
-        return -1 if pa < pb else 1
-    la = _len(a0)
-    lb = _len(b0)
-    m = min(la, lb)
-    for j in range(4, m):
-        x = _byte(a0, a1, ha, j)
-        y = _byte(b0, b1, hb, j)
-        if x != y:
-            return -1 if x < y else 1
-    if la == lb:
-        return 0
-    return -1 if la < lb else 1
 
 
 @njit(nogil=True, cache=True)
