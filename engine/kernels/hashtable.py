@@ -129,11 +129,27 @@ class GroupTable:
     def nbytes(self) -> int:
         return self.slots.nbytes + self.g_hash.nbytes + self.g_keys.nbytes + self.g_heap.nbytes
 
-    def _account(self):
+    def _account(self, transient: int = 0):
+        """Reserve what the table holds now, plus ``transient`` bytes about
+        to be allocated next to it (a growth holds the old arrays and the new
+        ones at once: reserved before allocating, given back by the next
+        call)."""
         if self.memory is not None:
-            now = self.nbytes()
+            now = self.nbytes() + transient
             self.memory.reserve(now - self._reserved, "hash aggregation table")
             self._reserved = now
+
+    def _growth_bytes(self, cap: int, slots: int, heap: int) -> int:
+        """Bytes a growth to ``cap`` groups, ``slots`` slots and ``heap``
+        heap bytes allocates (the arrays it replaces stay until copied)."""
+        out = 0
+        if cap > len(self.g_hash):
+            out += cap * (self.g_hash.itemsize + self.g_keys.shape[1] * self.g_keys.itemsize)
+        if slots > len(self.slots):
+            out += slots * self.slots.itemsize
+        if heap > len(self.g_heap):
+            out += heap
+        return out
 
     def release(self):
         if self.memory is not None:
@@ -182,12 +198,14 @@ class GroupTable:
         cap = len(self.g_hash)
         while cap <= groups:
             cap *= 2
-        if cap > len(self.g_hash):
-            self.g_hash = _grown(self.g_hash[:ng], cap)
-            self.g_keys = _grown(self.g_keys[:ng], cap)
         size = len(self.slots)
         while size // 2 <= groups:
             size *= 2
+        heap = heap_bytes if self.ks else 0
+        self._account(self._growth_bytes(cap, size, heap))
+        if cap > len(self.g_hash):
+            self.g_hash = _grown(self.g_hash[:ng], cap)
+            self.g_keys = _grown(self.g_keys[:ng], cap)
         if size > len(self.slots):
             self.slots = _empty_slots(size)
             _rehash(self.g_hash, ng, self.slots)
@@ -197,18 +215,23 @@ class GroupTable:
 
     def _grow(self, keys: KeyColumns, start: int):
         ng = self.n_groups
-        if ng >= len(self.g_hash):
-            cap = 2 * len(self.g_hash)
-            self.g_hash = _grown(self.g_hash, cap)
-            self.g_keys = _grown(self.g_keys, cap)
-        if ng >= len(self.slots) // 2:
-            self.slots = _empty_slots(2 * len(self.slots))
-            _rehash(self.g_hash, ng, self.slots)
+        cap = 2 * len(self.g_hash) if ng >= len(self.g_hash) else len(self.g_hash)
+        size = 2 * len(self.slots) if ng >= len(self.slots) // 2 else len(self.slots)
+        heap = 0
         if self.ks:
             lens = (keys.strs[start, 0::2] & _LOW32).astype(np.int64)
             need = int(lens[lens > 12].sum()) + int(self.state[1])
             if need > len(self.g_heap):
-                self.g_heap = _grown(self.g_heap, max(need, 2 * len(self.g_heap)))
+                heap = max(need, 2 * len(self.g_heap))
+        self._account(self._growth_bytes(cap, size, heap))
+        if cap > len(self.g_hash):
+            self.g_hash = _grown(self.g_hash, cap)
+            self.g_keys = _grown(self.g_keys, cap)
+        if size > len(self.slots):
+            self.slots = _empty_slots(size)
+            _rehash(self.g_hash, ng, self.slots)
+        if heap:
+            self.g_heap = _grown(self.g_heap, heap)
         self._account()
 
     def keys(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

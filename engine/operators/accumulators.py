@@ -427,6 +427,15 @@ def moved_out(acc, dest: np.ndarray, n: int):
     return out
 
 
+def sliced_state(acc, lo: int, hi: int):
+    """An accumulator over acc's groups lo..hi-1 (as 0..hi-lo-1), sharing
+    its state arrays (views): one slice of a result finished apart."""
+    out = copy.copy(acc)
+    for name in acc.STATE:
+        setattr(out, name, getattr(acc, name)[lo:hi])
+    return out
+
+
 def state_bytes(acc, n: int) -> int:
     """Bytes of ``n`` groups' state (object slots count 8)."""
     return n * sum(getattr(acc, name).dtype.itemsize * int(np.prod(getattr(acc, name).shape[1:]))

@@ -14,7 +14,7 @@ from engine.kernels.hashtable import GroupTable
 from engine.kernels.partition import gather_remapped
 from engine.operators.accumulators import make_accumulator, moved_out, share_state, state_bytes
 from engine.operators.collect import concat_consumed
-from engine.operators.filter import select_block
+from engine.operators.group_results import finish_groups
 from engine.pipeline import Sink
 from engine.scheduler import parallel_map
 from planner.expressions import Call, ColumnRef, Literal, column_indexes
@@ -42,41 +42,6 @@ def key_layout(types) -> tuple[int, int]:
     return kw + 1, ks
 
 
-def decode_keys(types, words, strs, heap, null_word: bool) -> list[Vector]:
-    """Vectors back from normalized keys (inverse of normalize_keys)."""
-    out, w, s = [], 0, 0
-    null_bits = words[:, -1] if null_word and words.shape[1] else None
-    n = len(words)
-    for j, t in enumerate(types):
-        nulls = None
-        if null_bits is not None:
-            nb = ((null_bits >> np.uint64(j % 64)) & np.uint64(1)).astype(np.uint8)
-            nulls = nb if nb.any() else None
-        if t.is_string:
-            out.append(Vector(t, np.ascontiguousarray(strs[:, 2 * s:2 * s + 2]), nulls, heap))
-            s += 1
-            continue
-        dt = t.numpy_dtype
-        if dt == object:
-            lo, hi = words[:, w], words[:, w + 1].view(np.int64)
-            vals = np.array([(int(h) << 64) | int(lw) for lw, h in zip(lo, hi)] or [], dtype=object)
-            if nulls is not None:
-                vals[nulls.astype(bool)] = 0
-            w += 2
-        elif dt.kind == "f":
-            vals = words[:, w].view(np.float64).astype(dt)
-            w += 1
-        elif dt.kind == "u":
-            vals = words[:, w].astype(dt)
-            w += 1
-        else:
-            vals = words[:, w].view(np.int64).astype(dt)
-            w += 1
-        out.append(Vector(t, np.ascontiguousarray(vals), nulls))
-    assert n == 0 or all(len(v) == n for v in out)
-    return out
-
-
 class _Local:
     def __init__(self, sink):
         kw, ks = key_layout(sink.group_types)
@@ -93,6 +58,7 @@ class _Local:
         self.memory = sink.memory
         self.per_group = 24 * len(sink.aggs)    # accumulator bytes per group (estimate)
         self.accounted_groups = 0
+        self.transient = 0          # old accumulator arrays while they grow
 
     @property
     def n_groups(self) -> int:
@@ -100,19 +66,30 @@ class _Local:
 
     def account(self):
         """Reserve accumulator memory for the groups: in doubling steps, as
-        the accumulator arrays grow (not a reservation per block)."""
+        the accumulator arrays grow (not a reservation per block).  A growth
+        copies the old arrays into new ones, so the old ones are reserved
+        too until settle()."""
         ng = self.n_groups
         if self.memory is not None and ng > self.accounted_groups:
             target = max(ng, 2 * self.accounted_groups)
-            self.memory.reserve((target - self.accounted_groups) * self.per_group,
+            transient = self.accounted_groups * self.per_group
+            self.memory.reserve((target - self.accounted_groups) * self.per_group + transient,
                                 "aggregate accumulators")
+            self.transient += transient
             self.accounted_groups = target
+
+    def settle(self):
+        """The accumulators grew: the old arrays are gone."""
+        if self.transient:
+            self.memory.release(self.transient)
+            self.transient = 0
 
     def release(self):
         for t in [self.table, *self.distinct.values()]:
             if t is not None:
                 t.release()
         if self.memory is not None:
+            self.settle()
             self.memory.release(self.accounted_groups * self.per_group)
             self.accounted_groups = 0
 
@@ -385,6 +362,7 @@ class AggregateSink(Sink):
                 vec = take_vector(vec, rows)
             dkeys = normalize_keys([vec], len(vec), null_word=True)
             local.distinct[i].insert(_with_gid(gid, rows, dkeys))
+        local.settle()
 
     def merge(self, locals_: list) -> Block:
         try:
@@ -428,6 +406,7 @@ class AggregateSink(Sink):
                 for i, acc in enumerate(final.accs):
                     if acc is not None and i not in self.alias:
                         acc.absorb(loc.accs[i], mapping, ng)
+                final.settle()
                 for i, dt in loc.distinct.items():
                     src = dt.key_view()
                     if src.n:
@@ -536,6 +515,7 @@ class AggregateSink(Sink):
                 for i, acc in enumerate(part.accs):
                     if sc.accs[i] is not None:
                         acc.absorb(sc.accs[i], sc.gmap, ng, rows)
+                part.settle()
             for i, table in part.distinct.items():
                 table.reserve(sum(sc.distinct_size(i, p) for sc in split),
                               sum(int(sc.distinct[i][2][p]) for sc in split))
@@ -552,48 +532,4 @@ class AggregateSink(Sink):
         return self._finish(part)
 
     def _finish(self, final: _Local, keep: np.ndarray | None = None) -> Block:
-        """The result block of a merged (or the only) local, only its groups
-        where the bool mask ``keep`` is True when given, HAVING applied;
-        releases the local."""
-        try:
-            ng = final.n_groups
-            cols: list[Vector] = []
-            if final.table is not None:
-                w, s, h = final.table.keys()
-                cols.extend(decode_keys(self.group_types, w, s, h, null_word=True))
-            block = Block(cols + self._aggregate_columns(final, ng), ng)
-        finally:
-            final.release()
-        if keep is not None:
-            block = select_block(block, keep)
-        self.groups_made.append(block.n)        # (list.append: merges may run in parallel)
-        if self.having is None or block.n == 0:
-            return block
-        from engine.expr import evaluate_predicate
-        mask = np.asarray(evaluate_predicate(self.having, block), dtype=bool)
-        return block if mask.all() else select_block(block, mask)
-
-    def _aggregate_columns(self, final: _Local, ng: int) -> list:
-        """The aggregates' result vectors."""
-        cols: list = []
-        for i, a in enumerate(self.aggs):
-            acc = final.accs[i]
-            if a.distinct and a.func == "count":    # entries are distinct non-NULL values
-                w, _, _ = final.distinct[i].keys()
-                counts = np.bincount(w[:, 0].view(np.int64), minlength=ng)
-                extra = final.distinct_extra.get(i)
-                if extra is not None:                # merged by lookup: the other's new ones
-                    counts[:len(extra)] += extra
-                cols.append(Vector(a.type, counts[:ng].astype(a.type.numpy_dtype)))
-                continue
-            if a.distinct:
-                w, s, h = final.distinct[i].keys()
-                gid = np.ascontiguousarray(w[:, 0].view(np.int64))
-                arg = decode_keys([self.arg_types[i]], np.ascontiguousarray(w[:, 1:]), s, h,
-                                  null_word=True)[0]
-                acc = make_accumulator(a, self.arg_types[i])
-                acc.update(gid, arg, ng)
-            elif i in self.alias:
-                share_state(acc, final.accs[self.alias[i]])
-            cols.append(acc.finalize(ng))
-        return cols
+        return finish_groups(self, final, keep)

@@ -12,7 +12,7 @@ from engine.kernels.aggregates import sum_int_update
 from engine.kernels.hashing import hash_keys, normalize_keys
 from engine.kernels.hashtable import GroupTable
 from engine.kernels.sort import float_from_sort_keys, float_sort_keys, gather_strings, string_ranks
-from engine.operators.aggregate import decode_keys
+from engine.operators.group_results import decode_keys
 from planner import types as T
 
 

@@ -226,3 +226,22 @@ def test_merge_by_lookup_equals_one_local(monkeypatch, overlap):
                                     for c in out.columns]), key=repr))
     assert calls == [1]
     assert results[0] == results[1] and len(results[0]) > 100
+
+
+HAVING_QUERIES = [
+    # every accumulator kind, sum and avg sharing a state, string min/max
+    """SELECT k, count(*), sum(v), avg(v), sum(d), min(d), max(d), sum(f), min(s), max(s)
+       FROM t GROUP BY k HAVING count(*) > 1 AND sum(v) > 0""",
+    "SELECT s, count(*), sum(v), max(big) FROM t GROUP BY s HAVING max(k) > 20000",
+    "SELECT big, sum(big), min(big) FROM t GROUP BY big HAVING count(*) >= 3",
+    "SELECT k, s, count(*) FROM t GROUP BY ALL HAVING count(*) > 1",
+]
+
+
+@pytest.mark.parametrize("sql", HAVING_QUERIES)
+def test_having_finished_in_slices_matches_duckdb(table, sql, monkeypatch):
+    """A HAVING over more groups than FINISH_SLICE_GROUPS is finished and
+    filtered a slice of groups at a time (group_results)."""
+    from engine.operators import group_results
+    monkeypatch.setattr(group_results, "FINISH_SLICE_GROUPS", 1000)
+    assert_matches_duckdb(sql, {"t": table}, CONFIGS)
