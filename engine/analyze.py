@@ -175,6 +175,13 @@ class QueryProfile:
         run.counted = run.counted or count
         return source, ops
 
+    def after_join_filter(self, nodes) -> None:
+        """``nodes`` stream from a scan that drops rows without a partner in
+        a join above them (engine/filtering/join_keys.py): their rows are
+        the ones left, fewer than their subplan's alone."""
+        for node in nodes:
+            self.run_of(node).note = "after a join filter"
+
     def materialized(self, node, block) -> None:
         run = self.run_of(node)
         run.rows, run.counted, run.materialized = block.n, True, True
@@ -232,6 +239,8 @@ class QueryProfile:
         time_s = run.time_s if run is not None else 0.0
         note = run.note if run is not None else ""
         skipped = run.pruning.by_source() if run is not None and run.pruning is not None else {}
+        if rows is not None and isinstance(node, L.Scan) and run.pruning is not None:
+            rows += run.pruning.rows_join_filtered     # they passed the scan's own filters
         if rows is None and isinstance(node, L.Sort) and isinstance(parent, L.Limit):
             child = out.get(id(node.child))
             rows = child.rows if child is not None else None

@@ -181,6 +181,7 @@ class Config:
     block_rows: int = 131072              # rows per block (upper bound)
     block_bytes: int = 16 << 20           # a scan block's buffer: rows = bytes / row width
     preserve_order: bool = True           # plain scans return rows in file order
+    join_filters: bool = True             # scans drop rows without a join partner
     verify_checksums: bool = True
     statistics: bool = True               # collect and use adaptive statistics (stats/)
     statistics_sample: int = 1024         # sample rows per table
@@ -203,6 +204,7 @@ class Config:
         "block_rows": _parse_positive_int,
         "block_bytes": _parse_bytes,
         "preserve_order": _parse_bool,
+        "join_filters": _parse_bool,
         "verify_checksums": _parse_bool,
         "statistics": _parse_bool,
         "statistics_sample": _parse_positive_int,

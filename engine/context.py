@@ -225,7 +225,7 @@ class PruningCounters:
     FIELDS = ("row_groups_scanned", "row_groups_skipped", "bloom_rejections",
               "pages_skipped", "rows_skipped", "synopses_skipped",
               "footer_rows_skipped", "bloom_rows_skipped", "page_index_rows_skipped",
-              "synopses_row_groups_skipped", "synopses_rows_skipped")
+              "synopses_row_groups_skipped", "synopses_rows_skipped", "rows_join_filtered")
 
     def __init__(self, parent: "PruningCounters | None" = None):
         self._lock = threading.Lock()
@@ -256,6 +256,9 @@ class PruningCounters:
             "synopses": {"row_groups": self.synopses_row_groups_skipped,
                          "ranges": self.synopses_skipped - self.synopses_row_groups_skipped,
                          "rows": self.synopses_rows_skipped},
+            # rows that passed the scan's filters but have no partner in a
+            # join above (engine/filtering/join_keys.py)
+            "join_filter": {"rows": self.rows_join_filtered},
         }
         return {k: v for k, v in out.items() if any(v.values())}
 

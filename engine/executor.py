@@ -8,6 +8,7 @@ import traceback
 from engine.block import Block, take_block
 from engine.context import ExecutionContext, set_current_cancel
 from engine.errors import MemoryLimitError, QueryInterrupted, UnsupportedFeatureError
+from engine.filtering.join_keys import attach_join_filter
 from engine.operators.collect import CollectSink, concat_shared, held_nbytes
 from engine.operators.project import ProjectOperator
 from engine.pipeline import BlockSource, Pipeline, Sink
@@ -312,6 +313,7 @@ class _Executor:
             remap.update({nl + j: j for j in range(nr)})
             residual = remap_columns(residual, remap)
         source, ops = self._streaming(node.right)
+        self._join_filter(node.right, node.right_keys, node.left_keys, table, source)
         ops.append(self._own(ProbeOperator("right_" + node.kind, table, node.right_keys,
                                            residual, self.block_rows), node))
         pipeline = Pipeline(source, ops, _DiscardSink())
@@ -321,6 +323,15 @@ class _Executor:
         pipeline.release()
         table.release()
         return out
+
+    def _join_filter(self, probe, probe_keys, build_keys, table, source) -> None:
+        """The scan under ``probe`` drops rows without a partner in
+        ``table`` (engine/filtering/join_keys.py), unless switched off."""
+        if self.ctx.config.join_filters:
+            filtered = attach_join_filter(probe, probe_keys, build_keys, table, source,
+                                          self._probes, self.memory)
+            if filtered and self.profile is not None:
+                self.profile.after_join_filter(filtered)
 
     def _build(self, node: L.Join):
         from engine.operators.hashjoin import HashBuildSink
@@ -461,6 +472,8 @@ class _Executor:
                 raise UnsupportedFeatureError(f"join kind {node.kind!r} is not supported")
             table = self._probe_table(node)
             source, ops = self._streaming(node.left)
+            if node.kind in ("inner", "semi"):
+                self._join_filter(node.left, node.left_keys, node.right_keys, table, source)
             return source, ops + [ProbeOperator(node.kind, table, node.left_keys,
                                                 node.residual, self.block_rows)]
         if isinstance(node, L.Union) and not (self._repeats and self._shared(node)):

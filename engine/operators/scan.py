@@ -176,12 +176,26 @@ class ScanSource(Source):
         self.pruner = ScanPruner(self.filters, self.pruning)
         self.rows_pruned = 0
         self.row_groups_pruned = 0
+        self.join_filters: list = []     # (column, JoinKeyFilter) of joins above (executor)
         self._open: dict = {}            # path -> ParquetFile for this query's run
         service = getattr(ctx, "statistics", None)
         self.stats = None                # ScanStatistics: collection and synopsis skipping
         if service is not None and service.enabled:
             from engine.operators.scan_stats import ScanStatistics
             self.stats = ScanStatistics(node, ctx, service)
+
+    def add_join_filter(self, col: int, key_filter) -> None:
+        """Rows whose column ``col`` fails ``key_filter`` (an
+        engine.filtering.join_keys.JoinKeyFilter: no partner in a join
+        above) are dropped before the other columns are decoded; they
+        count as rows_join_filtered (EXPLAIN ANALYZE adds them back to the
+        scan's rows: they passed its own filters)."""
+        self.join_filters.append((col, key_filter))
+
+    def release(self) -> None:
+        for _, key_filter in self.join_filters:
+            key_filter.release()
+        self.join_filters = []
 
     def _file_columns(self, path, pf) -> list[int]:
         by_name = {c.name: i for i, c in enumerate(pf.columns)}
@@ -294,6 +308,31 @@ class ScanSource(Source):
         if self.stats is not None:           # (not reached when the scan stops early)
             self.stats.morsel_done(morsel)
 
+    def _join_filtered(self, pf, rg, cols, rng, joins, have, rows, kept):
+        """(rows, kept) after the join key filters: each key column is
+        decoded whole (kept in ``have``) and tested where rows are left."""
+        passed = kept
+        mask = rows
+        for c, key_filter in joins:
+            if c not in have:
+                have[c] = column_vector(pf, rg, cols[c], self.types[c], **rng)
+            first = mask is None
+            if first:
+                mask = np.empty(len(have[c]), np.bool_)
+            got = key_filter.and_into(have[c], mask, first)
+            if got is None:
+                if first:
+                    mask = None
+                continue
+            kept = got
+            if kept == 0:
+                break
+        if passed > kept:
+            self.pruning.add(rows_join_filtered=passed - kept)
+        if mask is not None and kept == len(mask):
+            mask = None
+        return mask, kept
+
     def _collect_only(self, pf, morsel, rng) -> None:
         """A morsel the filters rule out, read for the statistics alone: a
         chunk that fails to decode there ends the collection, not the query
@@ -322,7 +361,8 @@ class ScanSource(Source):
                 self._collect_only(pf, morsel, rng)
             return                      # page index: no row here can match
         br = self.block_rows
-        if not self.filters:
+        joins = [(c, f) for c, f in self.join_filters if f.active]
+        if not self.filters and not joins:
             vecs = [column_vector(pf, rg, cols[i], t, **rng) for i, t in enumerate(self.types)]
             if st is not None:
                 st.add(morsel, {i: vecs[i] for i in st.positions})
@@ -340,19 +380,25 @@ class ScanSource(Source):
                      for i in st.positions if i not in self.filter_cols}
             st.add(morsel, {i: whole[i] if i in whole else fvecs[self.filter_cols.index(i)]
                             for i in st.positions})
-        fblock = Block(fvecs, n)
-        masks, kept = [], 0
-        for start in range(0, n, br):
-            mask, count = self.conjunction.mask(fblock.slice(start, start + br))
-            masks.append(mask)
-            kept += count
+        have = dict(zip(self.filter_cols, fvecs))
+        rows, kept = None, n
+        if self.filters:
+            fblock = Block(fvecs, n)
+            masks, kept = [], 0
+            for start in range(0, n, br):
+                mask, count = self.conjunction.mask(fblock.slice(start, start + br))
+                masks.append(mask)
+                kept += count
+            if kept and kept < n:
+                rows = masks[0] if len(masks) == 1 else np.concatenate(masks)
+        if joins and kept:
+            have.update((c, whole[c]) for c, _ in joins if c in whole and c not in have)
+            rows, kept = self._join_filtered(pf, rg, cols, rng, joins, have, rows, kept)
         if kept == 0:
             return
-        rows = None if kept == n else masks[0] if len(masks) == 1 else np.concatenate(masks)
         # the other columns decode only the surviving rows; the restricted
         # ones keep them by index when few survive (one pass over the mask,
         # then gathers of only those rows)
-        have = dict(zip(self.filter_cols, fvecs))
         picked = rows if rows is None or kept * _GATHER_FRACTION > n else np.flatnonzero(rows)
         have.update(whole)
         vecs = [(have[i] if rows is None else select_vector(have[i], picked, kept)) if i in have

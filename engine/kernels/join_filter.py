@@ -1,0 +1,38 @@
+"""Kernels of the join key filter (engine/filtering/join_keys.py): a
+bitmap over the build side's key range, and the probe that ANDs "the key
+may have a partner" into a scan's row mask."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(nogil=True, cache=True)
+def fill_key_bitmap(keys, nulls, has_nulls, lo, bits):
+    """Set bit (key - lo) of ``bits`` for every non-NULL key."""
+    for i in range(keys.shape[0]):
+        if has_nulls and nulls[i]:
+            continue
+        v = np.int64(keys[i]) - lo
+        bits[v >> 6] |= np.uint64(1) << np.uint64(v & 63)
+
+
+@njit(nogil=True, cache=True)
+def and_key_in_bitmap(keys, nulls, has_nulls, lo, hi, bits, use_bits, mask, first):
+    """mask[i] = (first or mask[i]) and keys[i] is not NULL, in [lo, hi]
+    and (without ``use_bits``, or) its bit is set; the rows left."""
+    n = keys.shape[0]
+    kept = 0
+    for i in range(n):
+        m = first or mask[i]
+        if m:
+            v = np.int64(keys[i])
+            if (has_nulls and nulls[i]) or v < lo or v > hi:
+                m = False
+            elif use_bits:
+                d = v - lo
+                m = (bits[d >> 6] >> np.uint64(d & 63)) & np.uint64(1) != 0
+        mask[i] = m
+        kept += m
+    return kept
