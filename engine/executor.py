@@ -8,7 +8,6 @@ import traceback
 from engine.block import Block, take_block
 from engine.context import ExecutionContext, set_current_cancel
 from engine.errors import MemoryLimitError, QueryInterrupted, UnsupportedFeatureError
-from engine.filtering.join_keys import attach_join_filter
 from engine.operators.collect import CollectSink, concat_shared, held_nbytes
 from engine.operators.project import ProjectOperator
 from engine.pipeline import BlockSource, Pipeline, Sink
@@ -328,6 +327,7 @@ class _Executor:
         """The scan under ``probe`` drops rows without a partner in
         ``table`` (engine/filtering/join_keys.py), unless switched off."""
         if self.ctx.config.join_filters:
+            from engine.filtering.join_keys import attach_join_filter    # kernels: when used
             filtered = attach_join_filter(probe, probe_keys, build_keys, table, source,
                                           self._probes, self.memory)
             if filtered and self.profile is not None:
