@@ -112,3 +112,24 @@ def test_hive_over_fsspec_glob(hive_dir):
            "read_parquet('memory://hive-test/*/*/*/*/*/*/*.parquet') "
            "WHERE day < DATE '2024-01-01' GROUP BY ALL ORDER BY ALL")
     assert engine.connect().sql(sql).fetchall() == [(2023, 2000, sum(range(2000)))]
+
+
+def test_count_star_of_pruned_partitions_counts_their_files(tmp_path):
+    """count(*) answered from the footers counts only the files partition
+    pruning kept (the plan's row_count still counts all of them)."""
+    import duckdb
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from tests.connections import pqdb_with_views
+    for year, n in ((2020, 100), (2021, 250), (2022, 40)):
+        d = tmp_path / f"year={year}"
+        d.mkdir()
+        pq.write_table(pa.table({"x": list(range(n))}), d / "part.parquet", row_group_size=64)
+    glob = f"{tmp_path}/*/*.parquet"
+    con = pqdb_with_views({}, threads=2)
+    for sql in (f"SELECT count(*) FROM read_parquet('{glob}', hive_partitioning = true) "
+                "WHERE year = 2021",
+                f"SELECT count(*) FROM read_parquet('{glob}', hive_partitioning = true) "
+                "WHERE year >= 2021",
+                f"SELECT count(*) FROM read_parquet('{glob}', hive_partitioning = true)"):
+        assert con.sql(sql).fetchall() == duckdb.sql(sql).fetchall(), sql

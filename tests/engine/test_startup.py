@@ -55,6 +55,21 @@ def test_queries_without_kernels_load_no_numba():
     assert got == {"numba": [], "kernels": []}
 
 
+def test_count_of_a_file_reads_its_footer_only(tmp_path):
+    """count(*) of whole files is their footers' row counts: no kernel."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    for i, n in enumerate((1000, 2500)):
+        pq.write_table(pa.table({"a": np.arange(n), "s": [str(v) for v in range(n)]}),
+                       tmp_path / f"t{i}.parquet", row_group_size=300)
+    got = loaded_after(
+        "import engine\n"
+        "con = engine.connect()\n"
+        f"assert con.sql(\"SELECT count(*), count(*) FROM '{tmp_path}/*.parquet'\").fetchall()"
+        " == [(3500, 3500)]\n")
+    assert got == {"numba": [], "kernels": []}
+
+
 def test_kernels_load_when_a_query_needs_them(tmp_path):
     # the lazy imports still bring the kernels in: a scan of a file works
     path = tmp_path / "t.parquet"
