@@ -186,3 +186,28 @@ def test_key_ignores_join_order_and_semi_join_place(con):
     three = plan_query(base.format(a="orders", b="lineitem", n=240), con.catalog)
     assert node_key(one) is not None
     assert node_key(one) == node_key(two) != node_key(three)
+
+
+@pytest.mark.parametrize("q", [3, 10, 18, 21])
+def test_second_run_joins_within_a_factor_two(con, q):
+    """After one run, every join of the plan is estimated within 2x (what
+    was further off is now observed, and the join orderer's sets build on
+    it); the rows stay DuckDB's (tests/stats/test_results_unchanged.py)."""
+    sql = query_text(q)
+    con.sql(sql).fetchall()
+    tree = _analyze(con, sql)
+    joins = [n for n in _nodes(tree) if n["operator"].startswith("Join")]
+    assert joins and all(n["q_error"] <= 2.0 for n in joins), \
+        [(n["operator"], n["estimated_rows"], n["actual_rows"]) for n in joins]
+
+
+def test_region_sets_use_and_scale_by_observations():
+    from planner.feedback import RegionFeedback
+    seen = RegionFeedback([], [], [], [])
+    seen.observed = {0b011: 50.0}                     # leaves 0 and 1: 50 rows seen
+    base = {0b001: 100.0, 0b010: 10.0, 0b100: 5.0, 0b011: 1000.0, 0b110: 50.0,
+            0b101: 500.0, 0b111: 5000.0}
+    card = seen.card(base.__getitem__)
+    assert card(0b011) == 50.0                        # observed
+    assert card(0b111) == pytest.approx(5000.0 * 50 / 1000)   # scaled by the correction
+    assert card(0b110) == 50.0 and card(0b001) == 100.0        # no observed subset
