@@ -22,9 +22,13 @@ the rows they produced before the stop, as PostgreSQL's ANALYZE does.
 
 Time is wall time in a node's own pieces (its source, operators and sink,
 not its inputs'), summed over the threads that ran them: with 2 threads
-a node's time may reach twice the elapsed time.  Nothing of this runs
-unless the query is analyzed (ExecutionContext.profile is None).  An
-analyzed run is a real run: it collects statistics as any first run does.
+a node's time may reach twice the elapsed time.  Clocks run only when
+the query is analyzed; with statistics on, every other query counts rows
+alone (``QueryProfile(timed=False)``: a counter per block, no measurable
+cost) and, once complete, leaves them for cardinality feedback
+(``record_feedback``, planner/feedback.py); with statistics off nothing
+of this runs (ExecutionContext.profile is None).  An analyzed run is a
+real run: it collects statistics and feedback as any other run does.
 """
 
 from __future__ import annotations
