@@ -10,8 +10,9 @@ Per query:
 - warm:   the query again on the statistics-off connection (best of
           --repeat): what the second run would take without statistics;
 - max q / med q: the q-errors of the join estimates of the second run's
-          plan, against the true sizes (DuckDB counts each join's subtree,
-          turned into SQL);
+          plan (planned after exactly one run: statistics and cardinality
+          feedback of the first), against the true sizes (DuckDB counts
+          each join's subtree, turned into SQL);
 - plan:   '*' when the second run's join plan differs from the first's;
 - duckdb: DuckDB over the same Parquet files (best of --repeat).
 Then geometric means, the aims of the statistics issue, and the size of
@@ -221,14 +222,15 @@ def main(argv=None) -> int:
                 con.close()
             con = fresh
         first, off_t = min(firsts), min(offs)
+        # the second run's plan: after one run (statistics and feedback of it)
+        changed = join_plan(con, sql) != plan_before
+        errs = [] if args.no_qerror else q_errors(plan_of(con, sql), duck, counts,
+                                                  args.verbose)
         second, warm = math.inf, math.inf
         for _ in range(max(args.repeat, 1)):          # in turn: both meet the same load
             second = min(second, timed(con, sql))
             warm = min(warm, timed(off, sql))
         off.close()
-        changed = join_plan(con, sql) != plan_before
-        errs = [] if args.no_qerror else q_errors(plan_of(con, sql), duck, counts,
-                                                  args.verbose)
         duck.execute(sql).fetchall()                    # warm
         duck_t = best(lambda: _duck_time(duck, sql), args.repeat)
         share = (first - off_t) / first

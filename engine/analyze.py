@@ -22,9 +22,13 @@ the rows they produced before the stop, as PostgreSQL's ANALYZE does.
 
 Time is wall time in a node's own pieces (its source, operators and sink,
 not its inputs'), summed over the threads that ran them: with 2 threads
-a node's time may reach twice the elapsed time.  Nothing of this runs
-unless the query is analyzed (ExecutionContext.profile is None).  An
-analyzed run is a real run: it collects statistics as any first run does.
+a node's time may reach twice the elapsed time.  Clocks run only when
+the query is analyzed; with statistics on, every other query counts rows
+alone (``QueryProfile(timed=False)``: a counter per block, no measurable
+cost) and, once complete, leaves them for cardinality feedback
+(``record_feedback``, planner/feedback.py); with statistics off nothing
+of this runs (ExecutionContext.profile is None).  An analyzed run is a
+real run: it collects statistics and feedback as any other run does.
 """
 
 from __future__ import annotations
@@ -127,9 +131,13 @@ def _timed_call(fn, run: NodeRun):
 
 
 class QueryProfile:
-    """The per-node runs of one analyzed query (ExecutionContext.profile)."""
+    """The per-node runs of one analyzed query (ExecutionContext.profile).
+    ``timed=False``: rows only (a counter per block after each node's last
+    operator, no clocks): what every query with statistics on counts for
+    cardinality feedback (record_feedback)."""
 
-    def __init__(self):
+    def __init__(self, timed: bool = True):
+        self.timed = timed
         self.runs: dict[int, NodeRun] = {}
         self._keep: list = []          # the nodes and pieces whose ids key runs/_wrapped
         self._wrapped: set[int] = set()
@@ -161,6 +169,14 @@ class QueryProfile:
         count = not run.materialized
         new_ops = [i for i, op in enumerate(ops) if self._mark(op)]
         ops = list(ops)
+        if not self.timed:
+            if self._mark(source) and isinstance(node, L.Scan):
+                run.pruning = getattr(source, "pruning", None)
+            if count:                          # the node's pieces are at the end
+                ops.append(RowCounter(run))
+                self._mark(ops[-1])
+            run.counted = run.counted or count
+            return source, ops
         if self._mark(source):
             if isinstance(node, L.Scan):
                 run.pruning = getattr(source, "pruning", None)
@@ -195,6 +211,10 @@ class QueryProfile:
         its time goes to ``node``."""
         run = self.run_of(node)
         self._mark(piece)
+        if not self.timed:
+            if getattr(piece, "having", None) is not None and isinstance(node, L.Aggregate):
+                self._having.append((node, piece))
+            return piece
         if isinstance(piece, Operator):
             timed = TimedOperator(piece, run, False)
             self._mark(timed)
@@ -208,6 +228,8 @@ class QueryProfile:
     def timing(self, node):
         """A context whose time goes to ``node`` (a window computation)."""
         run = self.run_of(node)
+        if not self.timed:
+            return contextlib.nullcontext()
 
         @contextlib.contextmanager
         def timed():
@@ -258,6 +280,18 @@ class QueryProfile:
                 out[id(node)] = OperatorRun(got.rows, got.time_s, got.skipped, "shared")
         for a, b in zip(first.children, node.children):
             self._copy_shared(a, b, out, top=False)
+
+
+def record_feedback(plan, profile: QueryProfile) -> int:
+    """Keep the observed rows of the nodes of a completed query whose
+    estimate was off (planner/feedback.py); returns how many."""
+    from planner.cardinality import estimate_with_source
+    from planner.feedback import record
+    # a node between a scan and a join whose filter made the scan drop rows
+    # saw fewer rows than its subplan has: not an observation of it
+    rows = {k: r.rows for k, r in profile.operator_runs(plan).items()
+            if r.note != "after a join filter"}
+    return record(plan, rows, estimate_with_source)
 
 
 def run_explain(connection, stmt, params):

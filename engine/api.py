@@ -372,9 +372,15 @@ class Connection:
 
     def run_plan(self, plan, profile=None) -> Result:
         """Run an optimized plan (planner.plan_query); ``profile``: an
-        engine.analyze.QueryProfile counting each node's rows and time."""
+        engine.analyze.QueryProfile counting each node's rows and time.
+        With statistics on, rows are counted anyway and a completed query
+        leaves its observations for cardinality feedback."""
         from engine.context import ExecutionContext
         from engine.executor import execute
+        feedback = bool(self._config.statistics)
+        if profile is None and feedback:          # rows per node for cardinality feedback
+            from engine.analyze import QueryProfile
+            profile = QueryProfile(timed=False)
         ctx = ExecutionContext(self._config, self._catalog.open_file,
                                caches=self._catalog.memory_caches(),
                                statistics=self._catalog.statistics, profile=profile)
@@ -383,6 +389,12 @@ class Connection:
             out = execute(plan, ctx)
         finally:
             self._running = None
+        if feedback:                              # completed: what it saw is kept
+            from engine.analyze import record_feedback
+            try:
+                record_feedback(plan, profile)
+            except Exception:                     # feedback is a cache: never fails a query
+                pass
         types = [f.type for f in plan.schema]
         if isinstance(out, list):
             out = concat_blocks(out, types)

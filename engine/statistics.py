@@ -12,6 +12,9 @@ connection, kept by its catalog.
   model (engine/filtering/terms.py), ``evaluate`` runs them over the
   sample rows with the scan's ``Conjunction`` (engine/expr underneath),
   and ``estimate`` makes planner.statistics.Estimate values.
+- It keeps the connection's cardinality feedback (planner.feedback.
+  FeedbackStore, reached by the planner through ``TableEstimates.feedback``;
+  engine/analyze.py records into it when a query completes).
 - The scans collect (engine/operators/scan_stats.py) and publish into the
   store; ``statistics_table(spec)`` is the ``pqdb_statistics(...)``
   table function's content.
@@ -26,6 +29,7 @@ import numpy as np
 
 from engine.block import Block, Vector
 from planner.expressions import ColumnRef, column_indexes, split_conjuncts
+from planner.feedback import FeedbackStore
 from planner.statistics import Estimate
 from planner.types import BIGINT, BOOLEAN, VARCHAR
 from stats.estimates import Conjunct, TableEstimates
@@ -41,6 +45,7 @@ class StatisticsService:
     def __init__(self, catalog):
         self.catalog = catalog
         self.store = StatisticsStore()
+        self.feedback = FeedbackStore()        # observed rows of subplans (planner/feedback.py)
 
     @property
     def enabled(self) -> bool:
@@ -60,10 +65,11 @@ class StatisticsService:
         rows = sum(int(self.catalog.open_file(p).num_rows) for p in files)
         fstats = [self.store.file(i) for i in ids]
         return TableEstimates(self.store, ids, names, rows, fstats, self.store.sample(ids),
-                              describe, evaluate_on_sample, Estimate)
+                              describe, evaluate_on_sample, Estimate, feedback=self.feedback)
 
     def clear(self) -> None:
         self.store.clear()
+        self.feedback.clear()
 
     # ---- pqdb_statistics(...) ---------------------------------------------------
     def statistics_table(self, files: list[str]) -> tuple[list, list]:

@@ -20,6 +20,10 @@ With ``Scan.statistics`` (a TableStatistics from the catalog):
 - a semi join keeps the share of the left keys' domain that the right side's
   distinct keys cover, an anti join the rest.
 
+A subplan that a query of this connection ran before with an estimate
+that was off has its observed rows (planner/feedback.py, source
+``feedback``); estimates above it build on them.
+
 Without statistics (or where they answer None), estimates are footer row
 counts and fixed defaults: each pushed-down conjunct keeps 20% of the rows
 (an equality with a constant 10%); a table's first column is guessed to be
@@ -40,6 +44,7 @@ from __future__ import annotations
 import math
 
 from planner.expressions import Call, ColumnRef, Expr, Literal, split_conjuncts
+from planner.feedback import observed
 from planner.logical import (Aggregate, Filter, Join, Limit, Node, OneRow, Project, Scan, Sort,
                              Union, Window)
 from planner.statistics import Estimate
@@ -95,6 +100,10 @@ def _rows(value: float, source: str) -> Estimate:
 
 
 def _estimate(node: Node) -> Estimate:
+    seen = observed(node)
+    if seen is not None:                 # a query ran this subplan before
+        node.__dict__["_raw"] = seen
+        return _rows(seen, "feedback")
     if isinstance(node, Scan):
         return _scan_rows(node)
     if isinstance(node, Filter):
@@ -296,6 +305,8 @@ def _raw(node: Node) -> float:
     their own results, so that a join's estimate is a function of the set of
     leaves it joins (the one planner/rules/join_ordering.py optimizes)."""
     if isinstance(node, (Project, Filter)) and _region_internal(node):
+        if estimate_with_source(node).source == "feedback":
+            return node.__dict__["_raw"]
         raw = _raw(node.child)
         if isinstance(node, Filter):
             raw *= filter_selectivity(split_conjuncts(node.predicate))

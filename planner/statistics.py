@@ -17,6 +17,12 @@ much to trust a number:
 - ``synopses``: min/max ranges of row groups (a filter's selectivity)
 - ``footer``:   Parquet footer row counts
 - ``default``:  a fixed guess (no statistic applied)
+- ``feedback``: the rows an earlier query saw this subplan produce
+  (planner/feedback.py)
+
+Besides the methods below, the engine's statistics carry ``identities``
+(the files' identities, which feedback keys include) and ``feedback``
+(the connection's planner.feedback.FeedbackStore, or None).
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from typing import Protocol, runtime_checkable
 
 from planner.expressions import Expr
 
-SOURCES = ("sample", "hll", "key", "synopses", "footer", "default")
+SOURCES = ("sample", "hll", "key", "synopses", "footer", "default", "feedback")
 
 
 @dataclass(frozen=True)

@@ -73,8 +73,10 @@ class Conjunct:
 class TableEstimates:
     def __init__(self, store: StatisticsStore, identities: tuple, names: list[str],
                  footer_rows: int, files: list, sample: TableSample | None,
-                 describe: Callable, evaluate: Callable, estimate: Callable = Estimate):
+                 describe: Callable, evaluate: Callable, estimate: Callable = Estimate,
+                 feedback=None):
         self.store = store
+        self.feedback = feedback       # the connection's cardinality feedback (planner's)
         self.identities = tuple(identities)
         self.names = list(names)
         self.rows = int(footer_rows)

@@ -6,7 +6,9 @@ conjuncts between two leaves; every other conjunct is a residual of the
 first join that covers its leaves.  planner/joinorder.py picks the tree:
 the cheapest bushy tree by C_out (DPccp, greedy past 12 leaves or 10,000
 pairs), with the smaller input on Join.right (the hash build side);
-components that no equality connects are joined last, smallest first.  A
+components that no equality connects are joined last, smallest first.
+Sets of leaves that an earlier query ran (planner/feedback.py) are sized
+by what it observed, and the sets around them scaled by its correction.  A
 Project on top restores the region's original column order.
 """
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 from planner import cardinality
 from planner.expressions import (Call, ColumnRef, Expr, column_indexes, conjunction,
                                  remap_columns, split_conjuncts)
+from planner.feedback import RegionFeedback
 from planner.joinorder import Tree, best_tree, bits
 from planner.logical import Filter, Join, Node, Project
 from planner.rules.join_extraction import key_pair
@@ -82,7 +85,10 @@ def _order_region(root: Node) -> Node:
     pending = [(c, ls) for c, ls in pending if ls]
 
     classes, pending = _equivalence_classes(comps, owner, pending)
-    tree = best_tree(len(comps), *_graph(comps, pending, classes))
+    edges, card = _graph(comps, pending, classes)
+    seen = RegionFeedback([c.node for c in comps], [c.colmap for c in comps], pending,
+                          [cl.members for cl in classes])
+    tree = best_tree(len(comps), edges, seen.card(card))
     final, pending = _build(tree, comps, pending, classes)
     node = final.node
     rest = [c for c, _ in pending] + top

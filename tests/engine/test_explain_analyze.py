@@ -149,7 +149,7 @@ def test_text_lines(con):
     lines = out.splitlines()
     tree = [ln for ln in lines if ln.lstrip().startswith(("Scan", "Join", "Project", "Filter",
                                                           "Aggregate", "Sort", "Limit"))]
-    pattern = re.compile(r"\(~[\d,]+ rows, (sample|hll|key|synopses|footer|default); "
+    pattern = re.compile(r"\(~[\d,]+ rows, (sample|hll|key|synopses|footer|default|feedback); "
                          r"actual [\d,]+ rows, q-error \d+\.\d\d, \d+\.\d{3} s")
     assert tree and all(pattern.search(ln) for ln in tree), out
     assert re.fullmatch(r"io: requests [\d,]+, bytes fetched [\d,]+, bytes from cache [\d,]+",
