@@ -235,18 +235,20 @@ class ScanStatistics:
         if self.collector is None or self._abandoned:
             return
         i = self._files[morsel[0]]
+        # one lock around the count, the file's finish and the publication:
+        # a thread that finished the last morsel of the scan must not
+        # publish while another still finishes an earlier file (that file's
+        # columns were missing from the store now and then)
         with self._lock:
             self._remaining[i] -= 1
-            file_done = self._remaining[i] == 0
             self._left -= 1
-            all_done = self._left == 0
-        try:
-            if file_done:
-                self.collector.finish_file(i)
-            if all_done:
-                self._publish()
-        except Exception:
-            self.abandon()
+            try:
+                if self._remaining[i] == 0:
+                    self.collector.finish_file(i)
+                if self._left == 0:
+                    self._publish()
+            except Exception:
+                self.abandon()
 
     def _publish(self) -> None:
         if self._abandoned:

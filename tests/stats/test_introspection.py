@@ -43,6 +43,7 @@ def test_columns_types_and_rows_before_and_after(parts):
     con.sql(f"SELECT count(id), count(grp), sum(price), max(day), avg(maybe) "
             f"FROM '{parts}/*.parquet'").fetchall()
     got = statistics_rows(con, f"{parts}/*.parquet")
+    print("GOT", got)
     assert abs(got["id"]["distinct_estimate"] - 3000) <= 60 and got["id"]["key_guess"]
     assert got["grp"]["distinct_estimate"] == 7 and not got["grp"]["key_guess"]
     assert (got["price"]["min"], got["price"]["max"]) == ("0.00", "24.75")
@@ -68,3 +69,30 @@ def test_bad_arguments():
         con.sql("SELECT * FROM pqdb_statistics(42)")
     with pytest.raises(engine.Error):
         con.sql("SELECT * FROM pqdb_statistics('/nonexistent/*.parquet')")
+
+
+def test_statistics_publish_after_every_file_finished(parts, monkeypatch):
+    """The thread that finishes the scan's last morsel publishes only after
+    every file's accumulators were merged: a slow merge of one file on the
+    other thread used to be published without it (its columns came out
+    with no distinct count, now and then)."""
+    import threading
+    import time
+
+    from stats.collect import TableCollector
+    finish = TableCollector.finish_file
+    slow = {"done": False}
+    lock = threading.Lock()
+
+    def slow_finish(self, i):
+        with lock:
+            first, slow["done"] = not slow["done"], True
+        if first:
+            time.sleep(0.3)                     # the other thread finishes meanwhile
+        finish(self, i)
+    monkeypatch.setattr(TableCollector, "finish_file", slow_finish)
+    con = connect(threads=2)
+    con.sql(f"SELECT count(id), count(grp) FROM '{parts}/*.parquet'").fetchall()
+    got = statistics_rows(con, f"{parts}/*.parquet")
+    assert abs(got["id"]["distinct_estimate"] - 3000) <= 60
+    assert got["grp"]["distinct_estimate"] == 7 and got["id"]["synopses"] == 9
