@@ -305,8 +305,10 @@ def _raw(node: Node) -> float:
     their own results, so that a join's estimate is a function of the set of
     leaves it joins (the one planner/rules/join_ordering.py optimizes)."""
     if isinstance(node, (Project, Filter)) and _region_internal(node):
-        if estimate_with_source(node).source == "feedback":
-            return node.__dict__["_raw"]
+        estimate_with_source(node)
+        seen = node.__dict__.get("_raw")        # its own observed rows (feedback)
+        if seen is not None:                    # (a Project passing on its child's has none)
+            return seen
         raw = _raw(node.child)
         if isinstance(node, Filter):
             raw *= filter_selectivity(split_conjuncts(node.predicate))

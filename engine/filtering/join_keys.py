@@ -9,8 +9,9 @@ columns and decodes the other columns only for rows that pass, so TPC-H
 Q3 at SF10 decodes and probes ~0.3M of 32M lineitem rows.  The filter is
 the key range [min, max] of the build side, and a bitmap over that range
 when it is at most BITS_PER_KEY bits per build key (dense keys, the usual
-case for surrogate keys); integer-like keys only (integers, dates,
-timestamps, decimals held as int64).  A filter that lets most rows through
+case for surrogate keys), else an exact hash set of the keys (Q18's 57
+order keys spread over the whole range); integer-like keys only
+(integers, dates, timestamps, decimals held as int64).  A filter that lets most rows through
 turns itself off: it costs a pass per block and saves nothing then."""
 
 from __future__ import annotations
@@ -20,12 +21,14 @@ import threading
 import numpy as np
 
 from engine.errors import MemoryLimitError
-from engine.kernels.join_filter import and_key_in_bitmap, fill_key_bitmap
+from engine.kernels.join_filter import (and_key_in_bitmap, and_key_in_set, fill_key_bitmap,
+                                        fill_key_set)
 from planner import logical as L
 from planner.expressions import ColumnRef
 
 BITS_PER_KEY = 256           # a bitmap of at most this many bits per build key
-MAX_BITMAP_BITS = 1 << 32    # 512 MiB: larger ranges get the min/max test only
+MAX_BITMAP_BITS = 1 << 32    # 512 MiB: larger ranges get a hash set
+MAX_SET_KEYS = 1 << 24       # more build rows than this: the min/max test only
 # after this many rows tested, a filter keeping more than KEEP_TO_DISABLE
 # of them turns off
 TRIAL_ROWS = 1 << 18
@@ -36,12 +39,15 @@ _INT_KINDS = "iu"
 class JoinKeyFilter:
     """The build keys of one join, tested against a probe column's values."""
 
-    def __init__(self, lo: int, hi: int, bits: np.ndarray | None, memory=None):
+    def __init__(self, lo: int, hi: int, bits: np.ndarray | None, memory=None,
+                 key_set: tuple | None = None, reserved: int = 0):
         self.lo, self.hi = lo, hi
         self.bits = bits if bits is not None else np.zeros(1, np.uint64)
         self.use_bits = bits is not None
+        # (shift, slots, used) of an open-addressing set, or None
+        self.key_set = key_set
         self.memory = memory
-        self.reserved = self.bits.nbytes if bits is not None and memory is not None else 0
+        self.reserved = reserved
         self.active = True
         self.tested = 0
         self.kept = 0
@@ -61,18 +67,26 @@ class JoinKeyFilter:
             return cls(1, 0, None)                  # no key: no probe row passes
         lo, hi = int(valid.min()), int(valid.max())
         span = hi - lo + 1
-        if span > min(BITS_PER_KEY * len(valid) + (1 << 20), MAX_BITMAP_BITS):
-            return cls(lo, hi, None)
-        nbytes = 8 * ((span + 63) // 64)
-        if memory is not None:
-            try:
-                memory.reserve(nbytes, "join key filter")
-            except MemoryLimitError:
-                return cls(lo, hi, None)
-        bits = np.zeros((span + 63) // 64, np.uint64)
         has_nulls = nulls is not None
-        fill_key_bitmap(data, nulls if has_nulls else _NO_NULLS, has_nulls, lo, bits)
-        return cls(lo, hi, bits, memory)
+        nulls = nulls if has_nulls else _NO_NULLS
+        if span <= min(BITS_PER_KEY * len(valid) + (1 << 20), MAX_BITMAP_BITS):
+            nbytes = 8 * ((span + 63) // 64)
+            if not _reserve(memory, nbytes):
+                return cls(lo, hi, None)
+            bits = np.zeros((span + 63) // 64, np.uint64)
+            fill_key_bitmap(data, nulls, has_nulls, lo, bits)
+            return cls(lo, hi, bits, memory, reserved=nbytes if memory is not None else 0)
+        if len(valid) > MAX_SET_KEYS:
+            return cls(lo, hi, None)
+        size_bits = max(int(2 * len(valid) - 1).bit_length(), 4)     # >= 2 slots per key
+        nbytes = 9 << size_bits
+        if not _reserve(memory, nbytes):
+            return cls(lo, hi, None)
+        slots = np.zeros(1 << size_bits, np.int64)
+        used = np.zeros(1 << size_bits, np.uint8)
+        fill_key_set(data, nulls, has_nulls, 64 - size_bits, slots, used)
+        return cls(lo, hi, None, memory, (64 - size_bits, slots, used),
+                   reserved=nbytes if memory is not None else 0)
 
     def and_into(self, vec, mask: np.ndarray, first: bool) -> int | None:
         """AND "the key may have a partner" into the bool ``mask`` (all rows
@@ -85,8 +99,13 @@ class JoinKeyFilter:
         nulls = vec.nulls
         has_nulls = nulls is not None
         before = len(mask) if first else int(np.count_nonzero(mask))
-        kept = and_key_in_bitmap(data, nulls if has_nulls else _NO_NULLS, has_nulls, self.lo,
-                                 self.hi, self.bits, self.use_bits, mask, first)
+        if self.key_set is not None:
+            shift, slots, used = self.key_set
+            kept = and_key_in_set(data, nulls if has_nulls else _NO_NULLS, has_nulls, self.lo,
+                                  self.hi, shift, slots, used, mask, first)
+        else:
+            kept = and_key_in_bitmap(data, nulls if has_nulls else _NO_NULLS, has_nulls,
+                                     self.lo, self.hi, self.bits, self.use_bits, mask, first)
         with self._lock:
             self.tested += before
             self.kept += kept
@@ -100,9 +119,21 @@ class JoinKeyFilter:
             self.reserved = 0
         self.bits = np.zeros(1, np.uint64)
         self.use_bits = False
+        self.key_set = None
 
 
 _NO_NULLS = np.zeros(1, np.uint8)
+
+
+def _reserve(memory, nbytes: int) -> bool:
+    """Reserve a filter's bytes; False when they do not fit (no filter)."""
+    if memory is None:
+        return True
+    try:
+        memory.reserve(nbytes, "join key filter")
+        return True
+    except MemoryLimitError:
+        return False
 
 
 def scan_column(node: L.Node, index: int, scan: L.Scan, streams, path: list | None = None):

@@ -36,3 +36,50 @@ def and_key_in_bitmap(keys, nulls, has_nulls, lo, hi, bits, use_bits, mask, firs
         mask[i] = m
         kept += m
     return kept
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _slot(v, shift):
+    return np.int64((np.uint64(v) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(shift))
+
+
+@njit(nogil=True, cache=True)
+def fill_key_set(keys, nulls, has_nulls, shift, table, used):
+    """Insert every non-NULL key into the open-addressing set ``table``
+    (2**(64 - shift) slots, ``used`` marks the taken ones)."""
+    mask = table.shape[0] - 1
+    for i in range(keys.shape[0]):
+        if has_nulls and nulls[i]:
+            continue
+        v = np.int64(keys[i])
+        s = _slot(v, shift)
+        while used[s] and table[s] != v:
+            s = (s + 1) & mask
+        table[s] = v
+        used[s] = 1
+
+
+@njit(nogil=True, cache=True)
+def and_key_in_set(keys, nulls, has_nulls, lo, hi, shift, table, used, mask, first):
+    """mask[i] = (first or mask[i]) and keys[i] is not NULL, in [lo, hi] and
+    in the set; the rows left."""
+    n = keys.shape[0]
+    wrap = table.shape[0] - 1
+    kept = 0
+    for i in range(n):
+        m = first or mask[i]
+        if m:
+            v = np.int64(keys[i])
+            if (has_nulls and nulls[i]) or v < lo or v > hi:
+                m = False
+            else:
+                s = _slot(v, shift)
+                m = False
+                while used[s]:
+                    if table[s] == v:
+                        m = True
+                        break
+                    s = (s + 1) & wrap
+        mask[i] = m
+        kept += m
+    return kept

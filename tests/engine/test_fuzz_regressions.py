@@ -118,3 +118,25 @@ def test_window_float_sums_of_long_frames():
     out = np.empty(n)
     segment_sums(vals, starts, ends, out)
     assert out[0] == math.inf and out[150] == n - 6.0
+
+
+def test_join_estimate_over_a_project_of_an_observed_join(tmp_path, monkeypatch):
+    """A Project passing on its child's feedback estimate (an observed inner
+    join) inside a join region has no observed rows of its own: estimating
+    the join above it raised KeyError('_raw') (fuzz seed 8102: scalar
+    subqueries cross-joined after an earlier query left feedback)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from planner import cardinality
+    from planner import logical as L
+    from tests.engine.test_executor_helpers import ref, scan
+    path = str(tmp_path / "t.parquet")
+    pq.write_table(pa.table({"a": list(range(100)), "b": list(range(100))}), path)
+    inner = L.Join(scan(path), scan(path), "cross", [], [])
+    project = L.Project(inner, [ref(inner, "a")], ["a"])
+    outer = L.Join(project, scan(path), "cross", [], [])
+    monkeypatch.setattr(cardinality, "observed", lambda node: 10.0 if node is inner else None)
+    est = cardinality.estimate_with_source(outer)
+    assert est.value == 10.0 * 100
+

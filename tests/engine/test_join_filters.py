@@ -71,6 +71,7 @@ QUERIES = [
     "SELECT f.k, d.name FROM fact f JOIN dim d ON f.k = d.k AND f.j = d.j",
     "SELECT f.k, d.name FROM fact f JOIN dim d ON f.j = d.j AND f.k = d.k AND f.v > 0.3",
     "SELECT count(*) FROM fact f JOIN dim d ON f.wide = d.wide",
+    "SELECT f.wide, d.name FROM fact f JOIN dim d ON f.wide = d.wide AND d.j = 2",
     "SELECT x.kk, d.name FROM (SELECT k AS kk, v FROM fact WHERE v > 0.2) x "
     "JOIN dim d ON x.kk = d.k",
     # a chain: the fact scan probes two tables, each filters it
@@ -117,13 +118,36 @@ def test_the_bitmap_is_reserved_and_given_back(tables):
     assert memory.used == 0
 
 
-def test_a_wide_key_range_is_tested_by_min_and_max():
-    keys = Vector(T.BIGINT, np.array([0, 1 << 60], np.int64))
-    f = JoinKeyFilter.from_keys(keys)
-    assert not f.use_bits
-    mask = np.ones(3, np.bool_)
-    got = f.and_into(Vector(T.BIGINT, np.array([-1, 7, 1 << 60], np.int64)), mask, False)
-    assert got == 2 and mask.tolist() == [False, True, True]
+def test_a_wide_key_range_is_tested_by_a_hash_set(monkeypatch):
+    keys = Vector(T.BIGINT, np.array([0, 1 << 60, 12345, 12345], np.int64),
+                  np.array([0, 0, 0, 1], np.uint8))
+    memory = MemoryTracker(1 << 30)
+    f = JoinKeyFilter.from_keys(keys, memory)
+    assert not f.use_bits and f.key_set is not None and memory.used > 0
+    mask = np.ones(5, np.bool_)
+    probe = np.array([-1, 7, 1 << 60, 0, 12345], np.int64)
+    assert f.and_into(Vector(T.BIGINT, probe), mask, False) == 3
+    assert mask.tolist() == [False, False, True, True, True]
+    f.release()
+    assert memory.used == 0
+    # past MAX_SET_KEYS build keys: the range test alone
+    monkeypatch.setattr(join_keys, "MAX_SET_KEYS", 2)
+    g = JoinKeyFilter.from_keys(keys)
+    assert not g.use_bits and g.key_set is None
+    mask = np.ones(5, np.bool_)
+    assert g.and_into(Vector(T.BIGINT, probe), mask, False) == 4
+
+
+@pytest.mark.parametrize("n", [1, 57, 5000])
+def test_hash_set_membership_is_exact(n):
+    rng = np.random.default_rng(n)
+    keys = rng.integers(-(1 << 62), 1 << 62, n)
+    f = JoinKeyFilter.from_keys(Vector(T.BIGINT, keys))
+    probe = np.concatenate([keys, rng.integers(-(1 << 62), 1 << 62, 20_000), keys[::3] + 1])
+    mask = np.empty(len(probe), np.bool_)
+    kept = f.and_into(Vector(T.BIGINT, probe), mask, True)
+    want = np.isin(probe, keys)
+    assert mask.tolist() == want.tolist() and kept == int(want.sum())
 
 
 def test_a_filter_that_keeps_most_rows_turns_off(monkeypatch):
