@@ -162,9 +162,10 @@ def scan_column(node: L.Node, index: int, scan: L.Scan, streams, path: list | No
 def attach_join_filter(probe: L.Node, probe_keys, build_keys, table, source, streams,
                        memory=None) -> list:
     """Give the scan under a join's probe input ``probe`` (``source``, when
-    it is a ScanSource) a filter of the built ``table``'s keys, on the
-    first probe key that reads a scan column unchanged and has its build
-    key's integer type.  Only for joins where a probe row without a partner
+    it is a ScanSource) a filter of the built ``table``'s keys on every
+    probe key that reads a scan column unchanged and has its build key's
+    integer type (Q9's lineitem: l_suppkey keeps every row and turns off,
+    l_partkey keeps 5%).  Only for joins where a probe row without a partner
     yields nothing: inner and semi joins, and semi/anti joins built on
     their outer rows (the subquery's rows probe).  Returns the plan nodes
     between the join and the scan (their rows are fewer now: EXPLAIN
@@ -173,6 +174,7 @@ def attach_join_filter(probe: L.Node, probe_keys, build_keys, table, source, str
     from engine.operators.scan import ScanSource
     if not isinstance(source, ScanSource):
         return []
+    out: list = []
     for left, right in zip(probe_keys, build_keys):
         if not isinstance(left, ColumnRef):
             continue
@@ -181,7 +183,7 @@ def attach_join_filter(probe: L.Node, probe_keys, build_keys, table, source, str
         if col is None or source.types[col] != right.type:
             continue
         f = JoinKeyFilter.from_keys(evaluate(right, table.block), memory)
-        if f is not None:
+        if f is not None:               # every key: the ones that keep most rows turn off
             source.add_join_filter(col, f)
-            return path
-    return []
+            out = path
+    return out
