@@ -47,7 +47,7 @@ class HttpServer:
         self.etags: dict[str, str] = {}
         self.mtimes: dict[str, float] = {}
         self.faults: dict[str, list] = {}
-        self.log: list[Request] = []
+        self._log: list[Request] = []
         self.refuse_head = False
         self.send_etag = True
         self.slow_seconds = 5.0
@@ -82,7 +82,17 @@ class HttpServer:
 
     def clear_log(self) -> None:
         with self._lock:
-            self.log.clear()
+            self._log.clear()
+
+    @property
+    def log(self) -> list[Request]:
+        """The requests served so far.  A handler records its request after
+        the response's last byte is written, when the client may already
+        have it: wait (up to 2 s) for the handlers still running."""
+        deadline = time.monotonic() + 2.0
+        while self.in_flight and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return self._log
 
     def data_requests(self, name: str | None = None) -> list[Request]:
         return [r for r in self.log if r.method == "GET" and
@@ -122,7 +132,7 @@ class HttpServer:
     # -- serving --------------------------------------------------------------------
     def _record(self, request, status: int, sent: int) -> None:
         with self._lock:
-            self.log.append(Request(request.method, request.path, request.headers.get("Range"),
+            self._log.append(Request(request.method, request.path, request.headers.get("Range"),
                                     status, sent, dict(request.headers)))
 
     def _fault(self, name: str, ranged: bool):
@@ -147,9 +157,9 @@ class HttpServer:
         if path == "/__stats":          # (the benchmark's server in its own process)
             with self._lock:
                 by_path: dict = {}
-                for r in self.log:
+                for r in self._log:
                     by_path[r.path] = by_path.get(r.path, 0) + r.sent
-                stats = {"bytes": sum(r.sent for r in self.log), "requests": len(self.log),
+                stats = {"bytes": sum(r.sent for r in self._log), "requests": len(self._log),
                          "by_path": by_path}
             return web.json_response(stats)
         if path.startswith("/redirect/"):
