@@ -416,15 +416,41 @@ def pack(registers: np.ndarray) -> bytes:
     if len(nonzero) * (np.dtype(idx).itemsize + 1) < m // 2:
         return bytes((_SPARSE, p)) + nonzero.astype(idx).tobytes() + \
             registers[nonzero].tobytes()
-    ends = np.zeros(65, np.int64)
-    np.cumsum(np.bincount(registers.view(np.uint8), minlength=64)[:64], out=ends[1:])
-    base = int(np.argmax(ends[15:] - ends[:-15]))
-    d = registers.astype(np.int16) - base
-    outside = (d < 0) | (d > 14)
-    nibbles = np.where(outside, 15, d).astype(np.uint8)
-    exceptions = np.flatnonzero(outside)
-    return bytes((_NIBBLES, p, base)) + (nibbles[0::2] | (nibbles[1::2] << 4)).tobytes() + \
-        exceptions.astype(idx).tobytes() + registers[exceptions].tobytes()
+    nibbles = np.empty(m // 2, np.uint8)
+    exceptions = np.empty(m, np.int64)
+    base, k = _nibbles(registers, nibbles, exceptions)
+    exceptions = exceptions[:k]
+    return bytes((_NIBBLES, p, base)) + nibbles.tobytes() + exceptions.astype(idx).tobytes() + \
+        registers[exceptions].tobytes()
+
+
+@njit(nogil=True, cache=True)
+def _nibbles(regs, out, exceptions):
+    """pack's dense form in one pass: (base, exceptions found)."""
+    hist = np.zeros(64, np.int64)
+    for i in range(regs.shape[0]):
+        hist[regs[i] & 63] += 1
+    base, best = 0, -1
+    for b in range(64 - 15 + 1):
+        s = 0
+        for j in range(b, b + 15):
+            s += hist[j]
+        if s > best:
+            base, best = b, s
+    k = 0
+    for i in range(0, regs.shape[0], 2):
+        a = np.int64(regs[i]) - base
+        if a < 0 or a > 14:
+            exceptions[k] = i
+            k += 1
+            a = 15
+        b = np.int64(regs[i + 1]) - base
+        if b < 0 or b > 14:
+            exceptions[k] = i + 1
+            k += 1
+            b = 15
+        out[i >> 1] = np.uint8(a | (b << 4))
+    return base, k
 
 
 def unpack(packed: bytes) -> np.ndarray:
