@@ -137,6 +137,12 @@ def xxh64_u64(v):
 
 
 @njit(nogil=True, cache=True, inline="always")
+def xxh64_u64_pair(a, b):
+    """XXH64 of the 16 little-endian bytes of ``a`` then ``b`` (uint64s)."""
+    return _avalanche(_step8(_step8(P5 + np.uint64(16), a), b))
+
+
+@njit(nogil=True, cache=True, inline="always")
 def xxh64_u32(v):
     """XXH64 of the 4 little-endian bytes of ``v`` (uint64 holding 32 bits)."""
     return _avalanche(_step4(P5 + np.uint64(4), v & _LOW32))

@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit
 
 from scan.errors import FileFormatError
+from scan.memops import load8_be
 
 INLINE_MAX = 12
 _LEN_MASK = np.uint64(0xFFFFFFFF)
@@ -44,9 +45,29 @@ def bswap32(x):
 
 
 @njit(nogil=True, cache=True, inline="always")
+def bswap64(x):
+    """``x`` byte-swapped (8 little-endian bytes as a big-endian number)."""
+    return (bswap32(x & np.uint64(0xFFFFFFFF)) << np.uint64(32)) | bswap32(x >> np.uint64(32))
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _word_after_prefix(w0, w1, heap, j, n):
+    """Bytes j..j+7 (j >= 4, j < n) of a string of length n with view (w0,
+    w1), as a big-endian number, zero past the string's end."""
+    if n <= 12:                         # inline: j == 4, bytes 4..11 are word 1
+        return bswap64(w1)
+    off = np.int64(w1)
+    if j + 8 <= n:
+        return load8_be(heap, off + j)
+    # the last n - j (1..7) bytes: the string's last 8 bytes, shifted up
+    return load8_be(heap, off + n - 8) << np.uint64(8 * (8 - (n - j)))
+
+
+@njit(nogil=True, cache=True, inline="always")
 def compare_strings(a0, a1, ha, b0, b1, hb):
     """-1, 0, 1: unsigned byte-wise order of two strings given by their
-    views (a0, a1) over heap ``ha`` and (b0, b1) over ``hb``."""
+    views (a0, a1) over heap ``ha`` and (b0, b1) over ``hb``: the 4-byte
+    prefixes first, then 8 bytes at a time."""
     if a0 == b0 and a1 == b1 and view_length(a0) <= 12:
         return 0
     pa = bswap32(a0 >> np.uint64(32))
@@ -56,11 +77,17 @@ def compare_strings(a0, a1, ha, b0, b1, hb):
     la = view_length(a0)
     lb = view_length(b0)
     m = min(la, lb)
-    for j in range(4, m):
-        x = view_byte(a0, a1, ha, j)
-        y = view_byte(b0, b1, hb, j)
+    j = 4
+    while j < m:
+        x = _word_after_prefix(a0, a1, ha, j, la)
+        y = _word_after_prefix(b0, b1, hb, j, lb)
+        if m - j < 8:                   # only the bytes both strings have
+            keep = np.uint64(0xFFFFFFFFFFFFFFFF) << np.uint64(8 * (8 - (m - j)))
+            x &= keep
+            y &= keep
         if x != y:
             return -1 if x < y else 1
+        j += 8
     if la == lb:
         return 0
     return -1 if la < lb else 1

@@ -13,7 +13,7 @@ min/max, counts by sum) and packs them; when the scan is done,
 published before that: a scan stopped early keeps nothing.
 
 Dictionary-coded strings are hashed once per dictionary entry (per
-thread, per dictionary), then gathered by code.
+scan, per dictionary), then gathered by code.
 """
 
 from __future__ import annotations
@@ -75,7 +75,8 @@ class TableCollector:
                        for t in targets if t.sample and sample is not None}
         self._locals: dict = {}                   # (thread id, file index) -> _Accumulator
         self._lock = threading.Lock()
-        self._local = threading.local()           # .dictionaries: id -> (dictionary, hashes)
+        self._local = threading.local()           # .used: scratch marks
+        self._dictionaries: dict = {}             # id -> (dictionary, entry hashes)
         self._done: dict = {}                     # file index -> FileStatistics (new parts)
         self._no_seen = hll.new_seen()            # (the argument when unused)
 
@@ -144,17 +145,19 @@ class TableCollector:
         return acc
 
     def _dictionary_hashes(self, dictionary: np.ndarray, heap) -> np.ndarray:
-        cache = getattr(self._local, "dictionaries", None)
-        if cache is None:
-            cache = self._local.dictionaries = {}
-        got = cache.get(id(dictionary))
+        """The hashes of a dictionary's entries, computed once per scan
+        (shared by the threads: the morsels of one row group go to every
+        thread, and a dictionary of unique names is as long as its rows)."""
+        key = id(dictionary)
+        got = self._dictionaries.get(key)
         if got is not None and got[0] is dictionary:
             return got[1]
         out = np.empty(len(dictionary), np.uint64)
         hll.hash_views(dictionary, _heap(heap), out)
-        if len(cache) >= 8:
-            cache.clear()
-        cache[id(dictionary)] = (dictionary, out)
+        with self._lock:
+            if len(self._dictionaries) >= 16:
+                self._dictionaries.clear()
+            self._dictionaries[key] = (dictionary, out)
         return out
 
     def _add_hll(self, regs, seen, t: ColumnTarget, block: ColumnBlock) -> bool:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import xxhash
 
-from stats.columns import STRING, ColumnBlock, PackedBytes, views_as_bytes
+from stats.columns import STRING, ColumnBlock, PackedBytes, scatter_bytes, views_bytes
 
 SAMPLE_SIZE = 1024
 
@@ -86,14 +86,17 @@ class SampleColumn:
 
 class SampleFill:
     """A column's sample while scans fill it (thread-safe: morsels write
-    disjoint slots)."""
+    disjoint slots).  String values are copied per morsel into a piece of
+    their own (bytes + offsets, by a kernel), assembled in slot order by
+    ``finish``: no Python object per value."""
 
     def __init__(self, kind: str, size: int, dtype):
         self.kind = kind
+        self.size = size
         self.nulls = np.zeros(size, np.uint8)
         self.filled = np.zeros(size, np.bool_)
         if kind == STRING:
-            self.values: object = [b""] * size
+            self.pieces: list = []                # (slots, data, offsets) per fill
         else:
             self.values = np.zeros(size, dtype)
 
@@ -106,9 +109,10 @@ class SampleFill:
                 views = np.take(block.dictionary, block.codes[rows], axis=0)
             else:
                 views = np.take(block.values, rows, axis=0)
-            keep = np.arange(len(rows)) if nulls is None else np.flatnonzero(nulls == 0)
-            for i, b in zip(keep, views_as_bytes(views, block.heap, keep)):
-                self.values[slots[i]] = b
+            if nulls is not None:
+                views[nulls != 0] = 0                     # NULL: empty
+            data, offsets = views_bytes(views, block.heap)
+            self.pieces.append((slots, data, offsets))    # (list.append: atomic)
         else:
             self.values[slots] = block.values[rows]
         if nulls is not None:
@@ -119,7 +123,11 @@ class SampleFill:
         return bool(self.filled.all())
 
     def finish(self) -> SampleColumn:
-        values = PackedBytes.from_list(self.values) if self.kind == STRING else self.values
+        if self.kind == STRING:
+            data, offsets = scatter_bytes(self.pieces, self.size)
+            values = PackedBytes(data.tobytes(), offsets.astype(np.int32), None)
+        else:
+            values = self.values
         if self.kind != STRING and self.nulls.any():
             values = values.copy()
             values[self.nulls.astype(bool)] = 0           # gaps hold a fixed value

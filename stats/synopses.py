@@ -74,15 +74,14 @@ def whole_row_groups(bounds: np.ndarray, row_group_rows) -> list:
     """For each synopsis: the row groups it is made of (a range), or None
     when it covers part of one row group."""
     ends = np.cumsum([0] + [int(n) for n in row_group_rows]).astype(np.int64)
-    out = []
-    for s in range(len(bounds) - 1):
-        a = np.searchsorted(ends, bounds[s])
-        b = np.searchsorted(ends, bounds[s + 1])
-        if a < len(ends) and ends[a] == bounds[s] and b < len(ends) and ends[b] == bounds[s + 1]:
-            out.append(range(int(a), int(b)))
-        else:
-            out.append(None)
-    return out
+    starts, stops = bounds[:-1], bounds[1:]
+    a = np.searchsorted(ends, starts)
+    b = np.searchsorted(ends, stops)
+    last = len(ends) - 1
+    whole = (a <= last) & (b <= last)
+    whole &= (ends[np.minimum(a, last)] == starts) & (ends[np.minimum(b, last)] == stops)
+    return [range(int(x), int(y)) if w else None
+            for x, y, w in zip(a.tolist(), b.tolist(), whole.tolist())]
 
 
 @dataclass

@@ -10,7 +10,7 @@ import xxhash
 from numba import njit
 
 from scan.hashing import (canonical_float32_bits, canonical_float64_bits, xxh64, xxh64_u8,
-                          xxh64_u32, xxh64_u64, xxh64_views)
+                          xxh64_u32, xxh64_u64, xxh64_u64_pair, xxh64_views)
 from scan.views import views_from_pylist
 
 
@@ -51,6 +51,21 @@ def test_fixed_width_closed_forms():
     _fixed(np.array([0, 1], np.uint64), 1, out[:2])
     assert [int(h) for h in out[:2]] == [xxhash.xxh64_intdigest(b"\x00"),
                                          xxhash.xxh64_intdigest(b"\x01")]
+
+
+@njit(cache=False)
+def _pairs(a, b, out):
+    for i in range(a.shape[0]):
+        out[i] = xxh64_u64_pair(a[i], b[i])
+
+
+def test_pair_of_words_is_xxh64_of_16_bytes():
+    a = np.array([0, 1, -1, 2**62 + 12345, -2**63, 7], np.int64)
+    b = np.array([0, -1, 1, 3, 2**63 - 1, 7], np.int64)
+    out = np.empty(len(a), np.uint64)
+    _pairs(a.view(np.uint64), b.view(np.uint64), out)
+    assert [int(h) for h in out] == [xxhash.xxh64_intdigest(struct.pack("<qq", int(x), int(y)))
+                                     for x, y in zip(a, b)]
 
 
 def test_views_inline_and_heap():

@@ -87,3 +87,21 @@ def test_packed_registers_round_trip_and_merge():
     both = hll.merge(a, b)
     assert abs(hll.count(both) - 100_000) < 0.02 * 100_000
     assert len(hll.pack(both)) < 16 * 1024
+
+
+@pytest.mark.parametrize("p", [4, 10, 14, 16])
+def test_packed_forms_round_trip(p):
+    """Sparse (few registers set), nibbles around a base, and exceptions
+    outside the base's 15 values all come back exactly."""
+    rng = np.random.default_rng(p)
+    for n in (0, 1, 5, 1000, 100_000):
+        regs = hll.new_registers(p)
+        hll.add_int64(regs, rng.integers(0, 1 << 62, n), hll.no_nulls(), 8)
+        assert np.array_equal(hll.unpack(hll.pack(regs)), regs), n
+    wide = np.full(1 << p, 30, np.int8)
+    wide[::5] = 0
+    wide[1] = 51
+    wide[2] = 1
+    packed = hll.pack(wide)
+    assert np.array_equal(hll.unpack(packed), wide)
+    assert len(packed) < (1 << p) // 2 + 3 * ((1 << p) // 5 + 4) + 3
