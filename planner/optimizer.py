@@ -25,7 +25,6 @@ from planner.rules.partition_pruning import partition_pruning
 from planner.rules.join_extraction import join_extraction
 from planner.rules.join_ordering import join_ordering
 from planner.rules.or_factoring import or_factoring
-from planner.rules.outer_join_sides import outer_join_sides
 from planner.rules.predicate_pushdown import predicate_pushdown
 from planner.rules.projection_pruning import projection_pruning
 from planner.rules.semijoin_pushdown import semijoin_pushdown
@@ -43,7 +42,6 @@ RULES = (
     join_extraction,
     semijoin_reduction,
     semijoin_pushdown,
-    outer_join_sides,       # a left join builds on its smaller, preserved side
     partition_pruning,      # filters on hive partition columns drop files
     projection_pruning,
 )

@@ -110,10 +110,8 @@ def test_left_join_keeps_semantics(tpch_catalog):
            "on c_custkey = o_custkey and o_totalprice > 1000 where c_nationkey = 3")
     plan = plan_query(sql, tpch_catalog)
     (j,) = joins(plan)
-    # the preserved side: customer (a right join when orders is the bigger
-    # input: planner/rules/outer_join_sides.py builds on the customers)
-    assert j.kind in ("left", "right") and len(j.left_keys) == 1 and j.residual is None
-    assert "customer" in scans(j.left if j.kind == "left" else j.right)
+    assert j.kind == "left" and len(j.left_keys) == 1 and j.residual is None
+    assert "customer" in scans(j.left)
     s = scans(plan)
     assert len(s["orders"].filters) == 1 and len(s["customer"].filters) == 1
 
