@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 
 # kinds of columns statistics are collected for
@@ -125,36 +124,6 @@ def views_as_bytes(views: np.ndarray, heap: np.ndarray | None, rows: np.ndarray)
     return out
 
 
-@njit(nogil=True, cache=True)
-def _copy_view_bytes(views, heap, offsets, data):
-    """data[offsets[i]:offsets[i + 1]] = the bytes of view i."""
-    for i in range(views.shape[0]):
-        w0 = views[i, 0]
-        w1 = views[i, 1]
-        n = np.int64(w0 & np.uint64(0xFFFFFFFF))
-        o = offsets[i]
-        if n > 12:
-            src = np.int64(w1)
-            for k in range(n):
-                data[o + k] = heap[src + k]
-            continue
-        lo = (w0 >> np.uint64(32)) | (w1 << np.uint64(32))      # bytes 0..7
-        hi = w1 >> np.uint64(32)                                  # bytes 8..11
-        for k in range(n):
-            word = lo if k < 8 else hi
-            data[o + k] = np.uint8((word >> np.uint64(8 * (k & 7))) & np.uint64(0xFF))
-
-
-@njit(nogil=True, cache=True)
-def _scatter_bytes(src, src_offsets, slots, dst_offsets, dst):
-    """Value i of (src, src_offsets) to value slots[i] of (dst, dst_offsets)."""
-    for i in range(slots.shape[0]):
-        a = src_offsets[i]
-        o = dst_offsets[slots[i]]
-        for k in range(src_offsets[i + 1] - a):
-            dst[o + k] = src[a + k]
-
-
 def views_bytes(views: np.ndarray, heap: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """(data uint8, offsets int64) of the strings of ``views``: value i is
     ``data[offsets[i]:offsets[i + 1]]`` (one kernel, no Python per value)."""
@@ -168,8 +137,9 @@ def views_bytes(views: np.ndarray, heap: np.ndarray | None) -> tuple[np.ndarray,
         if heap is None or int(ends.max()) > len(heap):
             from scan.errors import FileFormatError
             raise FileFormatError("a string view points past its heap")
+    from stats.byte_kernels import copy_view_bytes      # numba: loaded when used
     data = np.empty(int(offsets[-1]), np.uint8)
-    _copy_view_bytes(views, heap if heap is not None and len(heap) else np.zeros(1, np.uint8),
+    copy_view_bytes(views, heap if heap is not None and len(heap) else np.zeros(1, np.uint8),
                      offsets, data)
     return data, offsets
 
@@ -183,7 +153,8 @@ def scatter_bytes(pieces: list, size: int) -> tuple[np.ndarray, np.ndarray]:
         lengths[slots] = np.diff(offs)
     offsets = np.zeros(size + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
+    from stats.byte_kernels import scatter_value_bytes  # numba: loaded when used
     data = np.empty(int(offsets[-1]), np.uint8)
     for slots, d, offs in pieces:
-        _scatter_bytes(d, offs, np.ascontiguousarray(slots, dtype=np.int64), offsets, data)
+        scatter_value_bytes(d, offs, np.ascontiguousarray(slots, dtype=np.int64), offsets, data)
     return data, offsets
