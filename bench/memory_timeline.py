@@ -95,10 +95,12 @@ def main(argv=None) -> None:
             continue
         peak = max(samples, key=lambda s: s[1])
         loose = max(samples, key=lambda s: s[1] - s[2] - s[3])
+        most = max(samples, key=lambda s: s[2])
         print(f"run {run}: {outcome} in {took:.2f} s; peak RSS {peak[1]} MiB "
               f"(= idle {idle} + limit-relative {peak[1] - idle} MiB) with {peak[2]} MiB reserved "
               f"and {peak[3]} MiB cached; most unreserved: {loose[1] - loose[2] - loose[3] - idle}"
-              f" MiB over idle at {loose[0]:.1f} s")
+              f" MiB over idle at {loose[0]:.1f} s; most reserved {most[2]} MiB at {most[0]:.1f} s "
+              f"(RSS {most[1]} MiB)")
     sampler.stop = True
 
 
