@@ -21,8 +21,8 @@ import threading
 import numpy as np
 
 from engine.errors import MemoryLimitError
-from engine.kernels.join_filter import (and_key_in_bitmap, and_key_in_set, fill_key_bitmap,
-                                        fill_key_set)
+from engine.kernels.join_filter import (BITMAP, KEY_SET, RANGE_ONLY, and_key_member,
+                                        fill_key_bitmap, fill_key_set)
 from planner import logical as L
 from planner.expressions import ColumnRef
 
@@ -34,20 +34,22 @@ MAX_SET_KEYS = 1 << 24       # more build rows than this: the min/max test only
 TRIAL_ROWS = 1 << 18
 KEEP_TO_DISABLE = 0.85
 _INT_KINDS = "iu"
+_NO_BITS = np.zeros(1, np.uint64)          # placeholders of the modes not in use
+_NO_SLOTS = np.zeros(1, np.int64)
+_NO_USED = np.zeros(1, np.uint8)
 
 
 class JoinKeyFilter:
-    """The build keys of one join, tested against a probe column's values."""
+    """The build keys of one join, tested against a probe column's values:
+    the range [lo, hi] alone (RANGE_ONLY), a bitmap over it (BITMAP) or an
+    open-addressing set (KEY_SET, ``shift`` = 64 - log2 of its slots)."""
 
-    def __init__(self, lo: int, hi: int, bits: np.ndarray | None, memory=None,
-                 key_set: tuple | None = None, reserved: int = 0):
-        self.lo, self.hi = lo, hi
-        self.bits = bits if bits is not None else np.zeros(1, np.uint64)
-        self.use_bits = bits is not None
-        # (shift, slots, used) of an open-addressing set, or None
-        self.key_set = key_set
+    def __init__(self, lo: int, hi: int, mode: int = RANGE_ONLY, bits=_NO_BITS, shift: int = 0,
+                 slots=_NO_SLOTS, used=_NO_USED, memory=None, reserved: int = 0):
+        self.lo, self.hi, self.mode = lo, hi, mode
+        self.bits, self.shift, self.slots, self.used = bits, shift, slots, used
         self.memory = memory
-        self.reserved = reserved
+        self.reserved = reserved if memory is not None else 0
         self.active = True
         self.tested = 0
         self.kept = 0
@@ -57,14 +59,13 @@ class JoinKeyFilter:
     def from_keys(cls, vec, memory=None) -> "JoinKeyFilter | None":
         """The filter of a build key vector, or None when its values are not
         plain integers."""
-        data = vec.data
-        if not isinstance(data, np.ndarray) or data.ndim != 1 or data.dtype.kind not in _INT_KINDS \
-                or data.dtype == np.uint64:
+        data = _int_values(vec)
+        if data is None:
             return None
         nulls = vec.nulls
         valid = data if nulls is None else data[nulls == 0]
         if len(valid) == 0:
-            return cls(1, 0, None)                  # no key: no probe row passes
+            return cls(1, 0)                        # no key: no probe row passes
         lo, hi = int(valid.min()), int(valid.max())
         span = hi - lo + 1
         has_nulls = nulls is not None
@@ -72,40 +73,34 @@ class JoinKeyFilter:
         if span <= min(BITS_PER_KEY * len(valid) + (1 << 20), MAX_BITMAP_BITS):
             nbytes = 8 * ((span + 63) // 64)
             if not _reserve(memory, nbytes):
-                return cls(lo, hi, None)
+                return cls(lo, hi)
             bits = np.zeros((span + 63) // 64, np.uint64)
             fill_key_bitmap(data, nulls, has_nulls, lo, bits)
-            return cls(lo, hi, bits, memory, reserved=nbytes if memory is not None else 0)
+            return cls(lo, hi, BITMAP, bits=bits, memory=memory, reserved=nbytes)
         if len(valid) > MAX_SET_KEYS:
-            return cls(lo, hi, None)
+            return cls(lo, hi)
         size_bits = max(int(2 * len(valid) - 1).bit_length(), 4)     # >= 2 slots per key
         nbytes = 9 << size_bits
         if not _reserve(memory, nbytes):
-            return cls(lo, hi, None)
+            return cls(lo, hi)
         slots = np.zeros(1 << size_bits, np.int64)
         used = np.zeros(1 << size_bits, np.uint8)
         fill_key_set(data, nulls, has_nulls, 64 - size_bits, slots, used)
-        return cls(lo, hi, None, memory, (64 - size_bits, slots, used),
-                   reserved=nbytes if memory is not None else 0)
+        return cls(lo, hi, KEY_SET, shift=64 - size_bits, slots=slots, used=used,
+                   memory=memory, reserved=nbytes)
 
     def and_into(self, vec, mask: np.ndarray, first: bool) -> int | None:
         """AND "the key may have a partner" into the bool ``mask`` (all rows
         when ``first``); the rows left, or None when the vector's values are
         not plain integers (nothing done)."""
-        data = vec.data
-        if not isinstance(data, np.ndarray) or data.ndim != 1 or data.dtype.kind not in _INT_KINDS \
-                or data.dtype == np.uint64:
+        data = _int_values(vec)
+        if data is None:
             return None
         nulls = vec.nulls
-        has_nulls = nulls is not None
         before = len(mask) if first else int(np.count_nonzero(mask))
-        if self.key_set is not None:
-            shift, slots, used = self.key_set
-            kept = and_key_in_set(data, nulls if has_nulls else _NO_NULLS, has_nulls, self.lo,
-                                  self.hi, shift, slots, used, mask, first)
-        else:
-            kept = and_key_in_bitmap(data, nulls if has_nulls else _NO_NULLS, has_nulls,
-                                     self.lo, self.hi, self.bits, self.use_bits, mask, first)
+        kept = and_key_member(data, _NO_NULLS if nulls is None else nulls, nulls is not None,
+                              self.lo, self.hi, self.mode, self.bits, self.shift, self.slots,
+                              self.used, mask, first)
         with self._lock:
             self.tested += before
             self.kept += kept
@@ -117,9 +112,17 @@ class JoinKeyFilter:
         if self.reserved:
             self.memory.release(self.reserved)
             self.reserved = 0
-        self.bits = np.zeros(1, np.uint64)
-        self.use_bits = False
-        self.key_set = None
+        self.mode, self.bits, self.slots, self.used = RANGE_ONLY, _NO_BITS, _NO_SLOTS, _NO_USED
+
+
+def _int_values(vec) -> np.ndarray | None:
+    """The vector's values when they are a plain 1-d signed (or narrow
+    unsigned) integer array the kernels compare as int64, else None."""
+    data = vec.data
+    if not isinstance(data, np.ndarray) or data.ndim != 1 or data.dtype.kind not in _INT_KINDS \
+            or data.dtype == np.uint64:
+        return None
+    return data
 
 
 _NO_NULLS = np.zeros(1, np.uint8)

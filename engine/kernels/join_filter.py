@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+RANGE_ONLY, BITMAP, KEY_SET = 0, 1, 2       # what and_key_member tests past the range
+
 
 @njit(nogil=True, cache=True)
 def fill_key_bitmap(keys, nulls, has_nulls, lo, bits):
@@ -16,26 +18,6 @@ def fill_key_bitmap(keys, nulls, has_nulls, lo, bits):
             continue
         v = np.int64(keys[i]) - lo
         bits[v >> 6] |= np.uint64(1) << np.uint64(v & 63)
-
-
-@njit(nogil=True, cache=True)
-def and_key_in_bitmap(keys, nulls, has_nulls, lo, hi, bits, use_bits, mask, first):
-    """mask[i] = (first or mask[i]) and keys[i] is not NULL, in [lo, hi]
-    and (without ``use_bits``, or) its bit is set; the rows left."""
-    n = keys.shape[0]
-    kept = 0
-    for i in range(n):
-        m = first or mask[i]
-        if m:
-            v = np.int64(keys[i])
-            if (has_nulls and nulls[i]) or v < lo or v > hi:
-                m = False
-            elif use_bits:
-                d = v - lo
-                m = (bits[d >> 6] >> np.uint64(d & 63)) & np.uint64(1) != 0
-        mask[i] = m
-        kept += m
-    return kept
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -60,19 +42,23 @@ def fill_key_set(keys, nulls, has_nulls, shift, table, used):
 
 
 @njit(nogil=True, cache=True)
-def and_key_in_set(keys, nulls, has_nulls, lo, hi, shift, table, used, mask, first):
-    """mask[i] = (first or mask[i]) and keys[i] is not NULL, in [lo, hi] and
-    in the set; the rows left."""
-    n = keys.shape[0]
+def and_key_member(keys, nulls, has_nulls, lo, hi, mode, bits, shift, table, used, mask, first):
+    """mask[i] = (first or mask[i]) and keys[i] is not NULL, in [lo, hi]
+    and, by ``mode``, nothing more (RANGE_ONLY), its bit of ``bits`` set
+    (BITMAP) or in the open-addressing set (``table``, ``used``, ``shift``:
+    KEY_SET); the rows left."""
     wrap = table.shape[0] - 1
     kept = 0
-    for i in range(n):
+    for i in range(keys.shape[0]):
         m = first or mask[i]
         if m:
             v = np.int64(keys[i])
             if (has_nulls and nulls[i]) or v < lo or v > hi:
                 m = False
-            else:
+            elif mode == BITMAP:
+                d = v - lo
+                m = (bits[d >> 6] >> np.uint64(d & 63)) & np.uint64(1) != 0
+            elif mode == KEY_SET:
                 s = _slot(v, shift)
                 m = False
                 while used[s]:

@@ -20,6 +20,7 @@ from engine.block import Vector
 from engine.context import MemoryTracker
 from engine.filtering import join_keys
 from engine.filtering.join_keys import JoinKeyFilter
+from engine.kernels.join_filter import BITMAP, KEY_SET, RANGE_ONLY
 from planner import types as T
 from tests.connections import pqdb_with_views
 from tests.engine.test_executor_helpers import assert_matches_duckdb
@@ -108,7 +109,7 @@ def test_the_bitmap_is_reserved_and_given_back(tables):
     memory = MemoryTracker(1 << 30)
     keys = Vector(T.BIGINT, np.array([5, 9, 1_000_000, -3], np.int64))
     f = JoinKeyFilter.from_keys(keys, memory)
-    assert f.use_bits and memory.used == f.bits.nbytes > 0
+    assert f.mode == BITMAP and memory.used == f.bits.nbytes > 0
     mask = np.empty(6, np.bool_)
     probe = Vector(T.BIGINT, np.array([5, 6, -3, 1_000_000, 1_000_001, 9], np.int64),
                    np.array([0, 0, 0, 0, 0, 1], np.uint8))
@@ -123,7 +124,7 @@ def test_a_wide_key_range_is_tested_by_a_hash_set(monkeypatch):
                   np.array([0, 0, 0, 1], np.uint8))
     memory = MemoryTracker(1 << 30)
     f = JoinKeyFilter.from_keys(keys, memory)
-    assert not f.use_bits and f.key_set is not None and memory.used > 0
+    assert f.mode == KEY_SET and memory.used > 0
     mask = np.ones(5, np.bool_)
     probe = np.array([-1, 7, 1 << 60, 0, 12345], np.int64)
     assert f.and_into(Vector(T.BIGINT, probe), mask, False) == 3
@@ -133,7 +134,7 @@ def test_a_wide_key_range_is_tested_by_a_hash_set(monkeypatch):
     # past MAX_SET_KEYS build keys: the range test alone
     monkeypatch.setattr(join_keys, "MAX_SET_KEYS", 2)
     g = JoinKeyFilter.from_keys(keys)
-    assert not g.use_bits and g.key_set is None
+    assert g.mode == RANGE_ONLY
     mask = np.ones(5, np.bool_)
     assert g.and_into(Vector(T.BIGINT, probe), mask, False) == 4
 
