@@ -70,6 +70,8 @@ def main(argv=None) -> None:
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--every", type=float, default=0.1)
+    ap.add_argument("--timeline", type=float, default=0.0,
+                    help="also print a sample every this many seconds of each run")
     args = ap.parse_args(argv)
     con = engine.connect(threads=args.threads, memory_limit=args.limit)
     for stmt in view_statements(args.data):
@@ -93,6 +95,13 @@ def main(argv=None) -> None:
         if not samples:
             print(f"run {run}: {outcome} in {took:.2f} s (no samples)")
             continue
+        if args.timeline > 0:
+            last = -args.timeline
+            for t, rss, used, cached in samples:
+                if t - last >= args.timeline:
+                    last = t
+                    print(f"  {t:7.2f} s  rss {rss:6d}  reserved {used:6d}  cached {cached:5d}"
+                          f"  unreserved {rss - idle - used - cached:6d} MiB")
         peak = max(samples, key=lambda s: s[1])
         loose = max(samples, key=lambda s: s[1] - s[2] - s[3])
         most = max(samples, key=lambda s: s[2])

@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
+import weakref
 from time import perf_counter
 
 from engine.pipeline import Operator
@@ -139,10 +140,14 @@ class QueryProfile:
     def __init__(self, timed: bool = True):
         self.timed = timed
         self.runs: dict[int, NodeRun] = {}
-        self._keep: list = []          # the nodes and pieces whose ids key runs/_wrapped
-        self._wrapped: set[int] = set()
+        self._keep: list = []          # the nodes whose ids key runs
+        # id -> weak reference of the pieces seen: weak, so a released
+        # operator's table (and a sink's rows) go when the pipeline drops it,
+        # not when the query ends (an id reused by a later piece is told
+        # apart by its dead reference)
+        self._wrapped: dict[int, object] = {}
         self._reused: list = []        # (node, the node computed first)
-        self._having: list = []        # (Aggregate, its sink with HAVING)
+        self._having: list = []        # (Aggregate, its HAVING sink's groups_made list)
 
     def run_of(self, node) -> NodeRun:
         run = self.runs.get(id(node))
@@ -153,10 +158,10 @@ class QueryProfile:
 
     def _mark(self, piece) -> bool:
         """True the first time ``piece`` is seen (it belongs to the node asking)."""
-        if id(piece) in self._wrapped:
+        seen = self._wrapped.get(id(piece))
+        if seen is not None and seen() is piece:
             return False
-        self._wrapped.add(id(piece))
-        self._keep.append(piece)
+        self._wrapped[id(piece)] = weakref.ref(piece)
         return True
 
     # ---- what the executor calls
@@ -213,7 +218,7 @@ class QueryProfile:
         self._mark(piece)
         if not self.timed:
             if getattr(piece, "having", None) is not None and isinstance(node, L.Aggregate):
-                self._having.append((node, piece))
+                self._having.append((node, piece.groups_made))
             return piece
         if isinstance(piece, Operator):
             timed = TimedOperator(piece, run, False)
@@ -222,7 +227,7 @@ class QueryProfile:
         piece.consume = _timed_call(piece.consume, run)
         piece.merge = _timed_call(piece.merge, run)
         if getattr(piece, "having", None) is not None and isinstance(node, L.Aggregate):
-            self._having.append((node, piece))
+            self._having.append((node, piece.groups_made))
         return piece
 
     def timing(self, node):
@@ -243,9 +248,9 @@ class QueryProfile:
     # ---- after the run
     def operator_runs(self, plan) -> dict:
         """id(node) -> planner.explain.OperatorRun for every node of ``plan``."""
-        for node, sink in self._having:
+        for node, groups_made in self._having:
             run = self.run_of(node)
-            run.rows, run.counted = sum(sink.groups_made), True
+            run.rows, run.counted = sum(groups_made), True
             run.note = "before HAVING"
         out: dict = {}
         self._fill(plan, None, out)

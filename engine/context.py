@@ -9,6 +9,7 @@ from typing import Callable
 
 from engine.config import Config
 from engine.errors import MemoryLimitError, QueryInterrupted, QueryTimeout
+from engine.memory_probe import current_rss
 
 
 def format_bytes(n: int) -> str:
@@ -20,6 +21,13 @@ def format_bytes(n: int) -> str:
 
 
 TRIM_AFTER_EVICTING = 32 << 20    # cache bytes evicted at once that are given back to the OS
+# near the limit (reservations plus cache budgets past this share of it) the
+# process's resident size is looked at every RESIDENT_CHECK_BYTES reserved;
+# when it holds more than UNACCOUNTED_SLACK past what it held unreserved
+# after the last trim, the allocator's free memory goes back to the OS
+PRESSURE_SHARE = 0.5
+RESIDENT_CHECK_BYTES = 32 << 20
+UNACCOUNTED_SLACK = 256 << 20
 
 
 class MemoryTracker:
@@ -36,6 +44,9 @@ class MemoryTracker:
         self.used = 0
         self.peak = 0
         self.evicted = 0          # cache bytes evicted to make room
+        self.trims = 0            # allocator trims near the limit (_watch_resident)
+        self._unreserved_cap = None   # resident bytes outside reservations and caches that trigger a trim
+        self._since_check = 0
         self._lock = threading.Lock()
 
     def cached(self) -> int:
@@ -71,6 +82,13 @@ class MemoryTracker:
                     evicted = self.evicted - before
             self.used += nbytes
             self.peak = max(self.peak, self.used)
+            self._since_check += nbytes
+            watch = (self._since_check >= RESIDENT_CHECK_BYTES and
+                     self.used + self._cache_bound() > self.limit * PRESSURE_SHARE)
+            if watch:
+                self._since_check = 0
+        if watch and evicted < TRIM_AFTER_EVICTING:
+            self._watch_resident()
         if evicted >= TRIM_AFTER_EVICTING:
             # evicted cache bytes are free, but the allocator keeps them in the
             # arena of the thread that freed them, where another thread's
@@ -78,6 +96,24 @@ class MemoryTracker:
             # 600 MiB higher than the first.  Give them back (~16 ms a call).
             from engine.scheduler import release_free_memory
             release_free_memory()
+
+    def _watch_resident(self) -> None:
+        """Near the limit: what the process holds beyond the reservations
+        and caches is mostly memory freed into the allocator's per-thread
+        arenas, where other threads' arrays cannot use it (SF30 Q5 under
+        5GB held 1.1 GiB of it, past the limit).  Past a cap it is trimmed;
+        the cap follows what stays after a trim (unreserved bytes that are
+        really in use, the interpreter's and the kernels'), plus a slack."""
+        unreserved = current_rss() - self.used - self.cached()
+        cap = self._unreserved_cap
+        if cap is not None and unreserved <= cap:
+            self._unreserved_cap = min(cap, unreserved + UNACCOUNTED_SLACK)
+            return
+        from engine.scheduler import release_free_memory
+        release_free_memory()
+        self.trims += 1
+        after = current_rss() - self.used - self.cached()
+        self._unreserved_cap = after + UNACCOUNTED_SLACK
 
     def _make_room(self, headroom: int) -> None:
         """Evict caches (in order) until they fit into the limit minus what
@@ -91,8 +127,17 @@ class MemoryTracker:
             excess -= freed
 
     def release(self, nbytes: int) -> None:
+        """Give back ``nbytes`` (whoever releases has dropped the arrays
+        first: near the limit, their memory is looked after here)."""
         with self._lock:
             self.used = max(self.used - nbytes, 0)
+            self._since_check += nbytes
+            watch = (self._since_check >= RESIDENT_CHECK_BYTES and
+                     self.used + self._cache_bound() > self.limit * PRESSURE_SHARE)
+            if watch:
+                self._since_check = 0
+        if watch:
+            self._watch_resident()
 
     def child(self) -> "QueryMemory":
         return QueryMemory(self)

@@ -101,6 +101,7 @@ class BlockSource(Source):
         return self
 
     def release(self) -> None:
+        self.parts, self.block = [], None      # the pipeline ran: its blocks may go
         if self.memory is not None:
             self.memory.release(self.reserved)
         self.reserved = 0

@@ -55,16 +55,34 @@ def tune_allocator() -> None:
         pass
 
 
+_GLIBC: list = []          # [libc handle or None], looked up once
+
+
+def _glibc():
+    if not _GLIBC:
+        handle = None
+        if sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc":
+            try:
+                handle = ctypes.CDLL("libc.so.6")
+            except OSError:
+                handle = None
+        _GLIBC.append(handle)
+    return _GLIBC[0]
+
+
 def release_free_memory() -> None:
     """Return the allocator's free memory to the OS (glibc malloc_trim):
     after a query stopped or failed, so that the process's resident size
     goes back near where it was (the tuned thresholds keep up to 128 MiB
-    of free heap otherwise)."""
-    if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
+    of free heap otherwise), and while a query runs near its memory_limit
+    (engine.context.MemoryTracker: freed arrays of one worker's arena are
+    no use to another's)."""
+    libc = _glibc()
+    if libc is None:
         return
     try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
+        libc.malloc_trim(0)
+    except AttributeError:
         pass
 
 

@@ -192,9 +192,19 @@ class JoinTable:
                 self.memory.release(scratch)
 
     def release(self):
+        """Give back the reservation and let go of the arrays with it: a
+        profile or a pipeline may keep the table object until the query
+        ends, its bytes must not stay with it."""
+        for name in _TABLE_ARRAYS:
+            if hasattr(self, name):
+                setattr(self, name, None)
         if self.memory is not None:
             self.memory.release(self.reserved)
             self.reserved = 0
+
+
+# what JoinTable.release lets go of
+_TABLE_ARRAYS = ("block", "matched", "b_hash", "b_keys", "b_heap", "heads", "nxt")
 
 
 def _call(task):
@@ -278,6 +288,7 @@ class HashBuildSink(CollectSink):
         try:
             table = JoinTable(block, self.key_exprs, self.memory, 0, self.threads, keys, concat)
         finally:
+            keys = concat = None          # the key parts go before their bytes are released
             if self.memory is not None:
                 self.memory.release(key_bytes)
         if holding is not None:           # the table holds the payload's reservation
@@ -308,6 +319,7 @@ class ProbeOperator(Operator):
             self._init_mark_in()
 
     def release(self) -> None:
+        self.build_null0 = self.candidates = None
         self.table.release()
 
     def _init_mark_in(self):
