@@ -15,7 +15,8 @@ import numpy as np
 from numba import njit
 
 from engine.block import Int64WideVector, Vector
-from engine.kernels.heaps import compact_views, long_bytes, should_compact
+from engine.kernels.heaps import (COMPACT_MIN_BYTES, HeapCache, compact_views, distinct_heaps,
+                                  long_bytes, should_compact)
 
 _LOW32 = np.uint64(0xFFFFFFFF)
 _M64 = (1 << 64) - 1
@@ -60,10 +61,12 @@ def value_words(vec: Vector) -> list[np.ndarray]:
     return [data.astype(np.int64).view(np.uint64)]
 
 
-def normalize_keys(vectors: list[Vector], n: int, null_word: bool) -> KeyColumns:
+def normalize_keys(vectors: list[Vector], n: int, null_word: bool,
+                   heap_cache: HeapCache | None = None) -> KeyColumns:
     """Normalize key vectors.  With ``null_word`` a bit mask of NULL keys is
     appended as one extra word (grouping: NULL is a value); NULL slots are
-    zeroed either way."""
+    zeroed either way.  ``heap_cache``: the caller's cache of the string
+    heaps its blocks keep pointing into (engine/kernels/heaps.py)."""
     ks = sum(1 for v in vectors if v.type.is_string)
     kw = sum(0 if v.type.is_string else
              (2 if isinstance(v, Int64WideVector) or v.data.dtype == object else 1)
@@ -77,9 +80,18 @@ def normalize_keys(vectors: list[Vector], n: int, null_word: bool) -> KeyColumns
     w = s = base = 0
     hashes = None
     strings = [v for v in vectors if v.type.is_string]
-    compact = len(strings) > 1 and should_compact(
+    bases = None                # {id(heap): its offset in the one heap}
+    if heap_cache is not None and len(strings) > 1:
+        distinct = distinct_heaps([v.heap for v in strings])
+        if len(distinct) > 1 and sum(len(h) for h in distinct) >= COMPACT_MIN_BYTES:
+            bases = heap_cache.bases_for(distinct)
+            if bases is not None:
+                heaps.append(heap_cache.heap)
+    compact = bases is None and len(strings) > 1 and should_compact(
         [v.data for v in strings], [v.heap for v in strings],
         [None if v.nulls is None else v.nulls.view(np.bool_) for v in strings])
+    if bases is None and not compact:
+        bases = {}              # each distinct heap once, at the end of the others
     if compact:                 # rows of a big table: copy the strings they use
         used = 0
         for v in strings:
@@ -101,13 +113,17 @@ def normalize_keys(vectors: list[Vector], n: int, null_word: bool) -> KeyColumns
                                  keys, kw + 2 * s, heaps[0], np.int64(base))
             s += 1
         elif vec.type.is_string:
-            heap = vec.heap if vec.heap is not None else np.zeros(0, np.uint8)
+            heap = vec.heap
+            start = 0
+            if heap is not None and len(heap):
+                start = bases.get(id(heap))
+                if start is None:               # (never for a cached set)
+                    start = bases[id(heap)] = base
+                    heaps.append(heap)
+                    base += len(heap)
             _put_views(keys, kw + 2 * s, np.ascontiguousarray(vec.data, dtype=np.uint64),
-                       np.uint64(base), _NO_NULLS if isnull is None else isnull,
+                       np.uint64(start), _NO_NULLS if isnull is None else isnull,
                        isnull is not None)
-            if len(heap):
-                heaps.append(heap)
-                base += len(heap)
             s += 1
         elif not isinstance(vec, Int64WideVector) and vec.data.dtype.kind in "iub" \
                 and vec.data.dtype != np.uint64:

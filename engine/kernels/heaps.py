@@ -11,6 +11,8 @@ two allocates fewer bytes.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 from numba import njit
 
@@ -105,3 +107,59 @@ def compacted(views_list, heaps, nulls_list=None):
                             dest, 0, out_heap, pos)
         out.append(dest)
     return out, out_heap
+
+
+class HeapCache:
+    """The concatenation of a set of heaps that keeps coming back.
+
+    A hash join's probe output points into the build side's heaps, the same
+    ones for every block: grouping such rows by several string columns
+    (Q10 with statistics: the customer columns come from the build side)
+    either concatenated those heaps or copied the strings each block uses,
+    per block.  A caller that sees one block after another (an aggregation's
+    thread-local state) keeps one of these: the second time in a row the
+    same heaps come together, they are concatenated once and every later
+    block only rebases its views.  What it holds is reserved against
+    ``memory`` (engine.context.QueryMemory) before it is made."""
+
+    def __init__(self, memory=None, what: str = "string keys' heaps"):
+        self.memory, self.what = memory, what
+        self._last: tuple = ()       # weak references to the previous set
+        self.heaps: tuple = ()       # the cached set, in order (kept alive)
+        self.heap = _EMPTY
+        self.bases: dict[int, int] = {}
+        self.nbytes = 0
+
+    def bases_for(self, distinct: list) -> dict | None:
+        """{id(heap): offset in ``self.heap``} when ``distinct`` (distinct
+        non-empty heaps, in the caller's order) is the cached set or has
+        just become it; None otherwise."""
+        if _same(self.heaps, distinct):
+            return self.bases
+        last = [r() for r in self._last]
+        self._last = tuple(weakref.ref(h) for h in distinct)
+        if not _same(last, distinct):
+            return None
+        self.clear()
+        total = sum(len(h) for h in distinct)
+        if self.memory is not None:
+            self.memory.reserve(total, self.what)
+        self.nbytes = total
+        self.heaps = tuple(distinct)
+        self.heap = np.concatenate([np.asarray(h, np.uint8) for h in distinct])
+        self.bases, base = {}, 0
+        for h in distinct:
+            self.bases[id(h)] = base
+            base += len(h)
+        return self.bases
+
+    def clear(self) -> None:
+        """Let go of the cached set and its reservation."""
+        self.heaps, self.heap, self.bases = (), _EMPTY, {}
+        if self.memory is not None and self.nbytes:
+            self.memory.release(self.nbytes)
+        self.nbytes = 0
+
+
+def _same(a, b) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))

@@ -11,6 +11,7 @@ from engine.block import Block, Vector, take_vector
 from engine.kernels.aggregates import fold_codes, gather_int64, mark_present, prepend_group_ids
 from engine.kernels.hashing import KeyColumns, hash_keys, normalize_keys
 from engine.kernels.hashtable import GroupTable
+from engine.kernels.heaps import HeapCache
 from engine.kernels.partition import gather_remapped
 from engine.operators.accumulators import make_accumulator, moved_out, share_state, state_bytes
 from engine.operators.collect import concat_consumed
@@ -56,6 +57,7 @@ class _Local:
                 self.distinct[i] = GroupTable(dkw + 1, dks, sink.memory)
 
         self.memory = sink.memory
+        self.heap_cache = HeapCache(sink.memory, "group keys' string heaps")
         self.per_group = 24 * len(sink.aggs)    # accumulator bytes per group (estimate)
         self.accounted_groups = 0
         self.transient = 0          # old accumulator arrays while they grow
@@ -88,6 +90,7 @@ class _Local:
         for t in [self.table, *self.distinct.values()]:
             if t is not None:
                 t.release()
+        self.heap_cache.clear()
         if self.memory is not None:
             self.settle()
             self.memory.release(self.accounted_groups * self.per_group)
@@ -338,7 +341,8 @@ class AggregateSink(Sink):
             key_vecs = _eval(self.groups, block)
             gid = coded_group_ids(local.table, key_vecs, n)
             if gid is None:
-                gid = local.table.insert(normalize_keys(key_vecs, n, null_word=True))
+                gid = local.table.insert(normalize_keys(key_vecs, n, null_word=True,
+                                                        heap_cache=local.heap_cache))
         else:
             gid = np.zeros(n, np.int64)
         ng = local.n_groups

@@ -92,6 +92,47 @@ def test_normalize_keys_compacts_several_big_heaps():
                 [s for s, k in zip(_strings(vb), keep) if k]
 
 
+def _key_strings(keys, c: int):
+    views = np.ascontiguousarray(keys.strs[:, 2 * c:2 * c + 2])
+    return _strings(Vector(T.VARCHAR, views, None, keys.heap))
+
+
+def test_heap_cache_concatenates_recurring_heaps_once():
+    """Blocks that keep pointing into the same big heaps (a join's build
+    side): the second block makes one concatenation, later blocks reuse it
+    (no copy); the keys are those of the plain path; the concatenation is
+    reserved while cached."""
+    from engine.context import MemoryTracker
+    from engine.kernels.heaps import HeapCache
+    rng = np.random.default_rng(6)
+    vals1, vals2 = _values(rng, 3000, null_every=7), _values(rng, 3000)
+    big1 = _vector(vals1, heap_pad=2 * COMPACT_MIN_BYTES)
+    big2 = _vector(vals2, heap_pad=2 * COMPACT_MIN_BYTES)
+    tracker = MemoryTracker(1 << 30)
+    cache = HeapCache(tracker)
+    made = []
+    for k in range(4):
+        rows = rng.integers(0, 3000, 500)
+        vecs = [big1.take(rows), Vector(T.BIGINT, rows.astype(np.int64)), big2.take(rows)]
+        got = normalize_keys(vecs, len(rows), null_word=True, heap_cache=cache)
+        ref = normalize_keys(vecs, len(rows), null_word=True)
+        assert np.array_equal(got.words, ref.words)
+        for c, vec in enumerate((vecs[0], vecs[2])):
+            keep = np.ones(len(rows), bool) if vec.nulls is None else vec.nulls == 0
+            assert [s for s, ok in zip(_key_strings(got, c), keep) if ok] == \
+                [s for s, ok in zip(_key_strings(ref, c), keep) if ok]
+        made.append(got.heap)
+    assert made[0] is not cache.heap                  # the first block: the plain path
+    assert made[1] is cache.heap and made[2] is cache.heap and made[3] is cache.heap
+    assert tracker.used == len(big1.heap) + len(big2.heap) == cache.nbytes
+    other = _vector(_values(rng, 200), heap_pad=2 * COMPACT_MIN_BYTES)   # a new set
+    rows = np.arange(100)
+    normalize_keys([big1.take(rows), other.take(rows)], 100, null_word=True, heap_cache=cache)
+    assert cache.heap is made[3]                      # kept until the new set repeats
+    cache.clear()
+    assert tracker.used == 0
+
+
 @pytest.fixture(scope="module")
 def wide_tables(tmp_path_factory):
     """c: 60k rows with three long string columns (one with NULLs); o: 400k
