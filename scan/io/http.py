@@ -29,6 +29,8 @@ import threading
 import weakref
 from concurrent.futures import Future
 
+import numpy as np
+
 from scan.errors import PqdbIOError
 from scan.io.remote import SMALL_FILE, IoCounters, RemoteSettings, RemoteSource, done_future
 
@@ -82,7 +84,11 @@ class HttpClient:
                       byte_range: tuple | None = None, check=None):
         """(status, headers, body) of one request, retried with backoff on
         transient failures.  ``check(status, headers, body)`` may raise
-        _Retryable (retried) or PqdbIOError (not)."""
+        _Retryable (retried) or PqdbIOError (not).  A GET with a
+        ``byte_range`` reads its body into a uint8 array of the range's
+        length (one copy of the bytes on the event-loop thread, not a join
+        of the chunks and a copy after it); a longer body (a server that
+        ignores Range) comes back as bytes."""
         import aiohttp
         s = self.settings
         hdrs = {"Accept-Encoding": "identity"}
@@ -102,7 +108,12 @@ class HttpClient:
                         status = resp.status
                         if status in _RETRY_STATUS:
                             raise _Retryable(f"HTTP {status} {resp.reason or ''}".strip())
-                        body = b"" if method == "HEAD" else await resp.read()
+                        if method == "HEAD":
+                            body = b""
+                        elif byte_range is not None and method == "GET":
+                            body = await _read_body(resp, byte_range[1] - byte_range[0])
+                        else:
+                            body = await resp.read()
                         self.io.add(bytes_fetched=len(body))
                         if check is not None:
                             check(status, resp.headers, body)
@@ -130,6 +141,28 @@ class HttpClient:
             pass
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=5)
+
+
+async def _read_body(resp, length: int):
+    """The body of ``resp``: a uint8 array when it is at most ``length``
+    bytes (shorter: truncated, the caller's check retries), else bytes."""
+    buf = np.empty(max(length, 0), np.uint8)
+    pos, spill = 0, None
+    while True:
+        block = await resp.content.readany()
+        if not block:
+            break
+        n = len(block)
+        if spill is None and pos + n <= length:
+            buf[pos:pos + n] = np.frombuffer(block, np.uint8)
+            pos += n
+        else:
+            if spill is None:
+                spill = [buf[:pos].tobytes()]
+            spill.append(block)
+    if spill is not None:
+        return b"".join(spill)
+    return buf if pos == length else buf[:pos]
 
 
 _CLIENTS: "weakref.WeakSet[HttpClient]" = weakref.WeakSet()

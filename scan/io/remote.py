@@ -222,7 +222,11 @@ class RemoteSource(ByteSource):
             try:
                 parts = []
                 for a, _b, fut in pieces:
-                    data = memoryview(fut.result())
+                    got = fut.result()
+                    if len(pieces) == 1 and a == off and len(got) == length:
+                        parts.append(got)       # the whole response: no copy
+                        break
+                    data = memoryview(got)
                     lo, hi = max(off, a) - a, min(off + length, a + len(data)) - a
                     parts.append(data[lo:max(hi, lo)])
                 piece = parts[0] if len(parts) == 1 else b"".join(parts)
