@@ -222,3 +222,24 @@ def absorb_minmax(acc, has, mapping, rows, o_acc, o_has, is_max):
                 acc[g] = v
         elif v < acc[g]:
             acc[g] = v
+
+
+@njit(nogil=True, cache=True)
+def run_heads(keys, heads):
+    """Rows of ``keys`` (n x w normalized key words) that differ from the
+    row before: heads[:count] (row 0 always); returns count.  Equal words
+    are equal keys (string views of one heap: the same bytes), so a run
+    of equal rows is one group; unequal words may still be one group (the
+    hash table finds it)."""
+    n, w = keys.shape
+    if n == 0:
+        return 0
+    heads[0] = 0
+    count = 1
+    for i in range(1, n):
+        for j in range(w):
+            if keys[i, j] != keys[i - 1, j]:
+                heads[count] = i
+                count += 1
+                break
+    return count
