@@ -21,6 +21,7 @@ from planner.binder import bind_statement
 from planner.frontend import parse_query
 from planner.logical import Node
 from planner.rules.decorrelation import decorrelation
+from planner.rules.eager_aggregation import eager_aggregation
 from planner.rules.partition_pruning import partition_pruning
 from planner.rules.join_extraction import join_extraction
 from planner.rules.join_ordering import join_ordering
@@ -42,6 +43,7 @@ RULES = (
     join_extraction,
     semijoin_reduction,
     semijoin_pushdown,
+    eager_aggregation,      # GROUP BY over a join: one input aggregated first
     partition_pruning,      # filters on hive partition columns drop files
     projection_pruning,
 )
