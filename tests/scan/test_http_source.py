@@ -263,3 +263,42 @@ def test_concurrency_is_bounded(fault_server, sample):
     finally:
         c.close()
     assert fault_server.max_in_flight == 2
+
+
+def test_a_range_response_becomes_the_page_and_slices_are_copied(fault_server, client, sample):
+    """A range fetched by one request is kept as the response's own array
+    (no copy); a range cut from a coalesced response is a copy of its bytes,
+    so no page keeps a larger response alive; bytes equal the file's."""
+    import threading
+
+    import numpy as np
+    url = fault_server.add("a.parquet", sample)
+    data = fault_server.files["a.parquet"]
+    src = HttpSource(url, client)
+    got, done_all = {}, threading.Event()
+
+    def done(i, piece, error):
+        got[i] = (piece, error)
+        if len(got) == 3:
+            done_all.set()
+    # range 0 alone; ranges 1 and 2 close enough to share one request
+    ranges = [(4, 3000), (20_000, 1000), (21_100, 900)]
+    src.fetch_ranges(ranges, done, max_waste=1.0)
+    assert done_all.wait(10)
+    for i, (off, n) in enumerate(ranges):
+        piece, error = got[i]
+        assert error is None
+        assert bytes(piece) == data[off:off + n]
+    whole = got[0][0]
+    assert isinstance(whole, np.ndarray) and whole.base is None and len(whole) == 3000
+    bm = BufferManager(1 << 30)
+    assert bm.prefetch(src, [(40_000, 2000)]) == 2000
+    page = bm.get(src, 40_000, 2000)
+    assert bytes(page) == data[40_000:42_000]
+    assert isinstance(page, np.ndarray) and page.base is None       # the response itself
+    requests = len(fault_server.data_requests())
+    assert bm.prefetch(src, [(50_000, 1000), (51_010, 1000)], max_waste=1.0) == 2000
+    a, b = bm.get(src, 50_000, 1000), bm.get(src, 51_010, 1000)
+    assert len(fault_server.data_requests()) == requests + 1          # one coalesced request
+    assert bytes(a) == data[50_000:51_000] and bytes(b) == data[51_010:52_010]
+    assert a.base is None and len(a) == 1000 and b.base is None       # copies, not views
