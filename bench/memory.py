@@ -32,19 +32,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
 from tpch.benchmark import peak_in_subprocess  # noqa: E402
+from tpch.queries import parse_query_list  # noqa: E402
 
 MIB = 1 << 20
-
-
-def _parse_queries(text: str) -> list[int]:
-    out = []
-    for part in text.split(","):
-        if "-" in part:
-            a, b = part.split("-")
-            out.extend(range(int(a), int(b) + 1))
-        elif part.strip():
-            out.append(int(part))
-    return out
 
 
 def _mib(v) -> str:
@@ -197,7 +187,7 @@ def main(argv=None) -> int:
         sys.stdout.write("\n" + json.dumps(m) + "\n")
         sys.stdout.flush()
         os._exit(0)
-    args.queries = _parse_queries(args.queries)
+    args.queries = parse_query_list(args.queries)
     env = dict(kv.split("=", 1) for kv in args.env)
     print(f"TPC-H {args.data}, {args.threads} threads, "
           f"{'warm-up run then measured run' if args.warmup else 'first run measured'}, "

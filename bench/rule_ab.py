@@ -22,15 +22,7 @@ sys.path.insert(0, REPO)
 
 import engine  # noqa: E402
 import planner.optimizer as optimizer  # noqa: E402
-from tpch.queries import query_text, view_statements  # noqa: E402
-
-
-def parse_queries(text: str) -> list[int]:
-    out = []
-    for part in text.split(","):
-        a, _, b = part.partition("-")
-        out.extend(range(int(a), int(b or a) + 1))
-    return out
+from tpch.queries import parse_query_list, query_text, view_statements  # noqa: E402
 
 
 def main(argv=None) -> None:
@@ -52,7 +44,7 @@ def main(argv=None) -> None:
     print(f"{args.data}, rule {args.rule}, {args.threads} threads, best of {args.repeat}")
     changed = 0
     try:
-        for q in parse_queries(args.queries):
+        for q in parse_query_list(args.queries):
             sql = query_text(q)
             con.sql(sql).fetchall()
             optimizer.RULES = with_rule

@@ -34,6 +34,10 @@ import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+
+from tpch.queries import parse_query_list  # noqa: E402  (no engine import: light)
+
 PY = sys.executable
 PQDB = [PY, "-m", "engine.cli"]
 
@@ -107,17 +111,6 @@ def geomean(xs):
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
 
 
-def parse_queries(text: str) -> list[int]:
-    out = []
-    for part in text.split(","):
-        if "-" in part:
-            a, b = part.split("-")
-            out += range(int(a), int(b) + 1)
-        elif part:
-            out.append(int(part))
-    return out
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default="/work/main/data/sf1")
@@ -137,7 +130,7 @@ def main(argv=None) -> int:
                     run_case(cmd, False)
                 if args.baseline:
                     run_case(cmds["pqdb -c"], False, args.baseline)
-            for q in parse_queries(args.queries):
+            for q in parse_query_list(args.queries):
                 run_case(query_cmd("pqdb", args.data, q), False)
                 if args.baseline:
                     run_case(query_cmd("pqdb", args.data, q), False, args.baseline)
@@ -148,7 +141,7 @@ def main(argv=None) -> int:
             t = {k: v[0] for k, v in measure(runs, cold, args.repeat).items()}
             rows.append((cache, name, t["pqdb -c"], t["pqdb API"], None, t["duckdb"], None,
                          t.get("baseline"), None))
-        qs = parse_queries(args.queries if not cold else args.cold_queries)
+        qs = parse_query_list(args.queries if not cold else args.cold_queries)
         for q in qs:
             runs = {"pqdb": (query_cmd("pqdb", args.data, q), REPO),
                     "duckdb": (query_cmd("duckdb", args.data, q), REPO)}

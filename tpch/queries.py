@@ -12,6 +12,21 @@ def query_numbers() -> list[int]:
     return list(range(1, 23))
 
 
+def parse_query_list(text: str | None) -> list[int]:
+    """"1,3,5-7" -> [1, 3, 5, 6, 7]; empty or None: all 22."""
+    if not text or not text.strip():
+        return query_numbers()
+    out: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if "-" in part:
+            a, b = part.split("-")
+            out.extend(range(int(a), int(b) + 1))
+        elif part:
+            out.append(int(part))
+    return out
+
+
 def query_text(number: int) -> str:
     if not 1 <= number <= 22:
         raise ValueError(f"TPC-H has queries 1..22, not {number}")

@@ -22,20 +22,7 @@ import time
 from tpch.benchmark import markdown_report, run_benchmark, validate  # noqa: F401 - re-exported
 from tpch.peers import ENGINES  # noqa: F401 - re-exported
 from tpch.pipeline import WRITERS, generate_with_writer
-from tpch.queries import query_numbers
-
-
-def _parse_queries(text: str | None) -> list[int]:
-    if not text:
-        return query_numbers()
-    out = []
-    for part in text.split(","):
-        if "-" in part:
-            a, b = part.split("-")
-            out.extend(range(int(a), int(b) + 1))
-        else:
-            out.append(int(part))
-    return out
+from tpch.queries import parse_query_list
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -105,7 +92,7 @@ def main(argv=None) -> int:
     threads = args.threads or os.cpu_count() or 1
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     print(f"TPC-H sf{args.sf:g}, {threads} threads, min of {args.repeat} warm runs (s)", flush=True)
-    report = run_benchmark(args.sf, args.data, engines, _parse_queries(args.queries), args.repeat,
+    report = run_benchmark(args.sf, args.data, engines, parse_query_list(args.queries), args.repeat,
                            threads, cold=args.cold, cold_timeout=args.cold_timeout,
                            label=args.label, memory=args.memory)
     write_outputs(report, args.out, args.json)
