@@ -82,11 +82,7 @@ class MemoryTracker:
                     evicted = self.evicted - before
             self.used += nbytes
             self.peak = max(self.peak, self.used)
-            self._since_check += nbytes
-            watch = (self._since_check >= RESIDENT_CHECK_BYTES and
-                     self.used + self._cache_bound() > self.limit * PRESSURE_SHARE)
-            if watch:
-                self._since_check = 0
+            watch = self._check_due(nbytes)
         if watch and evicted < TRIM_AFTER_EVICTING:
             self._watch_resident()
         if evicted >= TRIM_AFTER_EVICTING:
@@ -96,6 +92,17 @@ class MemoryTracker:
             # 600 MiB higher than the first.  Give them back (~16 ms a call).
             from engine.scheduler import release_free_memory
             release_free_memory()
+
+    def _check_due(self, nbytes: int) -> bool:
+        """Whether the resident size is to be looked at now: every
+        RESIDENT_CHECK_BYTES reserved or released while reservations plus
+        cache budgets are past PRESSURE_SHARE of the limit.  Lock held."""
+        self._since_check += abs(nbytes)
+        if self._since_check < RESIDENT_CHECK_BYTES or \
+                self.used + self._cache_bound() <= self.limit * PRESSURE_SHARE:
+            return False
+        self._since_check = 0
+        return True
 
     def _watch_resident(self) -> None:
         """Near the limit: what the process holds beyond the reservations
@@ -131,11 +138,7 @@ class MemoryTracker:
         first: near the limit, their memory is looked after here)."""
         with self._lock:
             self.used = max(self.used - nbytes, 0)
-            self._since_check += nbytes
-            watch = (self._since_check >= RESIDENT_CHECK_BYTES and
-                     self.used + self._cache_bound() > self.limit * PRESSURE_SHARE)
-            if watch:
-                self._since_check = 0
+            watch = self._check_due(nbytes)
         if watch:
             self._watch_resident()
 

@@ -425,16 +425,10 @@ def _region_key(leaves, conjuncts) -> bytes:
     if len(leaves) == 1 and not conjuncts:
         return leaves[0]
     parent: dict = {}
-
-    def find(x):
-        while parent.get(x, x) != x:
-            x = parent[x]
-        return x
-
     rest = []
     for c in conjuncts:
         if c[0] == "call" and c[1] == "eq" and all(a[0] == "$c" for a in c[3]):
-            a, b = find(c[3][0][1]), find(c[3][1][1])
+            a, b = _find(parent, c[3][0][1]), _find(parent, c[3][1][1])
             if a != b:
                 if repr(b) < repr(a):
                     a, b = b, a
@@ -443,19 +437,30 @@ def _region_key(leaves, conjuncts) -> bytes:
             rest.append(c)
     classes: dict = {}
     for x in list(parent):
-        classes.setdefault(find(x), []).append(x)
+        classes.setdefault(_find(parent, x), []).append(x)
     for root, members in classes.items():
         members.append(root)
-
-    def named(t):
-        if isinstance(t, tuple):
-            if len(t) == 2 and t[0] == "$c":
-                return ("$c", find(t[1]))
-            return tuple(named(v) for v in t)
-        return t
     eq_classes = sorted(repr(sorted(set(map(repr, m)))) for m in classes.values())
-    others = sorted(set(repr(_ordered(named(c))) for c in rest))
+    others = sorted(set(repr(_ordered(_named(c, parent))) for c in rest))
     return _digest(("region", tuple(sorted(leaves)), tuple(eq_classes), tuple(others)))
+
+
+def _find(parent: dict, x):
+    """The root of x's equality class (x itself when it has none)."""
+    while parent.get(x, x) != x:
+        x = parent[x]
+    return x
+
+
+def _named(t, parent: dict):
+    """``t`` with each column ("$c", id) named by its class's root.  (Module
+    functions, not closures: a recursive closure is a reference cycle, and
+    every query's feedback keys left dozens for the collector.)"""
+    if isinstance(t, tuple):
+        if len(t) == 2 and t[0] == "$c":
+            return ("$c", _find(parent, t[1]))
+        return tuple(_named(v, parent) for v in t)
+    return t
 
 
 def _ordered(c):

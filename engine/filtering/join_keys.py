@@ -37,6 +37,7 @@ _INT_KINDS = "iu"
 _NO_BITS = np.zeros(1, np.uint64)          # placeholders of the modes not in use
 _NO_SLOTS = np.zeros(1, np.int64)
 _NO_USED = np.zeros(1, np.uint8)
+_NO_NULLS = np.zeros(1, np.uint8)
 
 
 class JoinKeyFilter:
@@ -123,9 +124,6 @@ def _int_values(vec) -> np.ndarray | None:
             or data.dtype == np.uint64:
         return None
     return data
-
-
-_NO_NULLS = np.zeros(1, np.uint8)
 
 
 def _reserve(memory, nbytes: int) -> bool:

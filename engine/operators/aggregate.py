@@ -241,10 +241,10 @@ def _insert_runs(local: _Local, keys: KeyColumns) -> np.ndarray:
     there.  Other blocks are inserted row by row."""
     n = keys.n
     if n >= 64:
-        heads = np.empty(n, np.int64)
         probe = min(n, 256)             # unclustered blocks are told by their first rows
-        if run_heads(keys.keys[:probe], heads) > RUN_SHARE * probe:
+        if run_heads(keys.keys[:probe], np.empty(probe, np.int64)) > RUN_SHARE * probe:
             return local.table.insert(keys)
+        heads = np.empty(n, np.int64)
         runs = run_heads(keys.keys, heads)
         if runs <= RUN_SHARE * n:
             heads = heads[:runs]

@@ -109,55 +109,46 @@ def _push_side(agg: Aggregate, join: Join, groups, args, side: str):
             return None
         if join.kind == "left" and not isinstance(arg, ColumnRef):
             return None
-    # S columns the groups and the residual read: groups of the pre-aggregation
+    # S columns the groups and the residual read (other than plain key
+    # columns) become groups of the pre-aggregation too
+    key_pos = {base + k.index: i for i, k in enumerate(s_keys) if isinstance(k, ColumnRef)}
     extra: list[int] = []
     for e in groups + ([join.residual] if join.residual is not None else []):
         for c in sorted(column_indexes(e) & in_s):
-            if c - base not in extra:
+            if c not in key_pos and c - base not in extra:
                 extra.append(c - base)
     p_groups = list(s_keys) + [ColumnRef(c, s_node.schema[c].type) for c in extra]
-    partial, finals = [], []
-    for a, arg in zip(agg.aggregates, args):
-        if a.func == "count_star":
-            partial.append(AggregateCall("count_star", None, False, T.BIGINT))
-        else:
-            partial.append(AggregateCall(a.func, remap_columns(arg, to_s), False, a.type
-                                         if a.func != "count" else T.BIGINT))
-    p_names = [f"key{i}" for i in range(len(s_keys))] + [s_node.schema[c].name for c in extra] \
-        + [f"partial{i}" for i in range(len(partial))]
-    pre = Aggregate(s_node, p_groups, partial, p_names[:len(p_groups)], p_names[len(p_groups):])
+    partial = [AggregateCall("count_star", None, False, T.BIGINT) if a.func == "count_star"
+               else AggregateCall(a.func, remap_columns(arg, to_s), False,
+                                  T.BIGINT if a.func == "count" else a.type)
+               for a, arg in zip(agg.aggregates, args)]
+    p_names = [f"key{i}" for i in range(len(s_keys))] + [s_node.schema[c].name for c in extra]
+    pre = Aggregate(s_node, p_groups, partial, p_names,
+                    [f"partial{i}" for i in range(len(partial))])
     groups_est = estimate_with_source(pre)
     if groups_est.source == "default" or \
             groups_est.value > SHRINK * min(estimate(s_node), estimate(join)):
         return None
-    width = len(pre.schema)
-    # join columns -> the new join's: S's key and extra columns -> pre's groups
-    s_pos = {base + c: len(s_keys) + k for k, c in enumerate(extra)}
-    for k, key in enumerate(s_keys):
-        if isinstance(key, ColumnRef):
-            s_pos.setdefault(base + key.index, k)
+    # the old join's columns in the new one's row: S's keys and extra
+    # columns are pre's groups (every S column the groups and the residual
+    # read is one of them), the other input's columns stay
+    s_pos = dict(key_pos)
+    s_pos.update({base + c: len(s_keys) + k for k, c in enumerate(extra)})
+    pre_keys = [ColumnRef(k, key.type) for k, key in enumerate(s_keys)]
     if side == "right":
+        p_base = nl
         mapping = {i: i for i in range(nl)}
         mapping.update({c: nl + p for c, p in s_pos.items()})
-        new_join = Join(join.left, pre, join.kind, list(other_keys),
-                        [ColumnRef(k, g.type) for k, g in enumerate(p_groups[:len(s_keys)])],
-                        None)
-        p_base = nl
+        left, right, left_keys, right_keys = join.left, pre, list(other_keys), pre_keys
     else:
-        mapping = {c: p for c, p in s_pos.items()}
-        mapping.update({nl + j: width + j for j in range(nr)})
-        new_join = Join(pre, join.right, join.kind,
-                        [ColumnRef(k, g.type) for k, g in enumerate(p_groups[:len(s_keys)])],
-                        list(other_keys), None)
         p_base = 0
-    for e in groups + ([join.residual] if join.residual is not None else []):
-        if not column_indexes(e) <= set(mapping):
-            return None                  # reads an S column that is not a group of pre
-    if join.residual is not None:
-        new_join = Join(new_join.left, new_join.right, new_join.kind, new_join.left_keys,
-                        new_join.right_keys, remap_columns(join.residual, mapping))
+        mapping = dict(s_pos)
+        mapping.update({nl + j: len(pre.schema) + j for j in range(nr)})
+        left, right, left_keys, right_keys = pre, join.right, pre_keys, list(other_keys)
+    residual = None if join.residual is None else remap_columns(join.residual, mapping)
+    new_join = Join(left, right, join.kind, left_keys, right_keys, residual)
     first = p_base + len(p_groups)       # the partial aggregates in the new join's row
-    final, tops = [], []
+    final = []
     for i, a in enumerate(agg.aggregates):
         ref = ColumnRef(first + i, partial[i].type)
         if a.func in ("count", "count_star"):
