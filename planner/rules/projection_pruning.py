@@ -49,7 +49,13 @@ def _prune(node: Node, needed: set[int]) -> tuple[Node, dict[int, int]]:
         child, m = _prune(node.child, needed | column_indexes(node.predicate))
         return Filter(child, remap_columns(node.predicate, m)), m
     if isinstance(node, Project):
-        keep = sorted(needed) or [0] if node.exprs else []
+        if not needed and node.exprs:
+            # only the row count matters above (count(*)): the child's own
+            # cheapest column, not whatever the first expression reads
+            child, _ = _prune(node.child, set())
+            first = child.schema[0]
+            return Project(child, [ColumnRef(0, first.type, first.name)], [first.name]), {}
+        keep = sorted(needed) if node.exprs else []
         exprs = [node.exprs[i] for i in keep]
         child, m = _prune(node.child, _uses(exprs))
         exprs = [remap_columns(e, m) for e in exprs]
