@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit
 
 from scan.views import bswap32 as _bswap32, compare_strings  # noqa: F401 (re-exported)
+from scan.memops import load8
 from scan.views import view_byte as _byte, view_length as _len
 
 _EMPTY_HEAP = np.zeros(0, np.uint8)
@@ -241,18 +242,57 @@ def like_const(offsets, data, pat, esc):
     return out
 
 
+_LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
+_BYTE_ONES = np.uint64(0x0101010101010101)
+
+
 @njit(nogil=True, cache=True, inline="always")
 def _find(src, base, pos, end, pieces, p0, m):
     """First i in [pos, end - m] where src[base + i:base + i + m] equals
-    pieces[p0:p0 + m], or -1."""
+    pieces[p0:p0 + m], or -1.  Pieces of two bytes and more test eight
+    positions at once (SWAR): a position is a candidate when both the
+    piece's first and its last byte match there (English text matches a
+    first byte alone every few bytes), and only candidates compare the
+    bytes between.  The 8-byte loads stay inside ``src``; near its end the
+    positions are tested one by one."""
     if m == 0:
         return pos
     c0 = pieces[p0]
+    if m == 1:
+        for i in range(pos, end):
+            if src[base + i] == c0:
+                return i
+        return -1
+    cl = pieces[p0 + m - 1]
+    first = np.uint64(c0) * _BYTE_ONES
+    last = np.uint64(cl) * _BYTE_ONES
+    room = src.shape[0] - base - m - 7          # i <= room: loads at i and i + m - 1 fit
     i = pos
     while i <= end - m:
-        if src[base + i] == c0:
+        if i <= room:
+            x = (load8(src, base + i) ^ first) | (load8(src, base + i + m - 1) ^ last)
+            hits = ~(((x & _LOW7) + _LOW7) | x | _LOW7)     # 0x80 in each byte where x is 0
+            valid = end - m - i + 1
+            if valid < 8:
+                hits &= (np.uint64(1) << np.uint64(8 * valid)) - np.uint64(1)
+            while hits:
+                k = 0
+                while ((hits >> np.uint64(8 * k)) & np.uint64(0x80)) == 0:
+                    k += 1
+                at = i + k
+                ok = True
+                for t in range(1, m - 1):
+                    if src[base + at + t] != pieces[p0 + t]:
+                        ok = False
+                        break
+                if ok:
+                    return at
+                hits &= hits - np.uint64(1)
+            i += 8
+            continue
+        if src[base + i] == c0 and src[base + i + m - 1] == cl:
             ok = True
-            for t in range(1, m):
+            for t in range(1, m - 1):
                 if src[base + i + t] != pieces[p0 + t]:
                     ok = False
                     break
@@ -269,8 +309,10 @@ def like_pieces(views, heap, pieces, bounds):
     first piece must start the string, the last end it (either may be empty:
     a leading or trailing '%'), the ones between occur in order.  Matched
     bytewise on the views, leftmost first (enough for literal pieces)."""
-    n = views.shape[0]
     k = bounds.shape[0] - 1
+    if bounds[1] == bounds[0] and bounds[k] == bounds[k - 1]:
+        return _like_middle(views, heap, pieces, bounds)
+    n = views.shape[0]
     out = np.zeros(n, np.bool_)
     inline = np.empty(12, np.uint8)
     head = bounds[1] - bounds[0]
@@ -289,16 +331,74 @@ def like_pieces(views, heap, pieces, bounds):
                 inline[j] = _byte(w0, w1, heap, j)
             src = inline
             base = 0
-        if _find(src, base, 0, head, pieces, bounds[0], head) != 0:
-            continue
+        ok = True
+        for t in range(head):
+            if src[base + t] != pieces[bounds[0] + t]:
+                ok = False
+                break
         end = ln - tail
-        if k > 1 and _find(src, base, end, ln, pieces, bounds[k - 1], tail) != end:
+        if ok and k > 1:
+            for t in range(tail):
+                if src[base + end + t] != pieces[bounds[k - 1] + t]:
+                    ok = False
+                    break
+        if not ok:
             continue
         pos = head
-        ok = True
         for j in range(1, k - 1):
             m = bounds[j + 1] - bounds[j]
             at = _find(src, base, pos, end, pieces, bounds[j], m)
+            if at < 0:
+                ok = False
+                break
+            pos = at + m
+        out[i] = ok
+    return out
+
+
+@njit(nogil=True, cache=True)
+def _like_middle(views, heap, pieces, bounds):
+    """like_pieces of a pattern that starts and ends with '%' ('%green%',
+    '%special%requests%'): strings in the heap first, then the inline ones
+    from a scratch copy.  The search is written out in each loop: numba
+    does not inline a helper's own inlined calls, and a call that passes
+    arrays costs reference counting per row (measured: twice the time)."""
+    n = views.shape[0]
+    k = bounds.shape[0] - 1
+    out = np.zeros(n, np.bool_)
+    short = 0
+    for i in range(n):
+        ln = _len(views[i, 0])
+        if ln <= 12:
+            short += 1
+            continue
+        base = np.int64(views[i, 1])
+        pos = 0
+        ok = True
+        for j in range(1, k - 1):
+            m = bounds[j + 1] - bounds[j]
+            at = _find(heap, base, pos, ln, pieces, bounds[j], m)
+            if at < 0:
+                ok = False
+                break
+            pos = at + m
+        out[i] = ok
+    if short == 0:
+        return out
+    inline = np.empty(12, np.uint8)
+    for i in range(n):
+        w0 = views[i, 0]
+        ln = _len(w0)
+        if ln > 12:
+            continue
+        w1 = views[i, 1]
+        for j in range(ln):
+            inline[j] = _byte(w0, w1, heap, j)
+        pos = 0
+        ok = True
+        for j in range(1, k - 1):
+            m = bounds[j + 1] - bounds[j]
+            at = _find(inline, 0, pos, ln, pieces, bounds[j], m)
             if at < 0:
                 ok = False
                 break

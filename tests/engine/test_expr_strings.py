@@ -99,6 +99,28 @@ def test_like_pieces_on_many_rows_match_regex(pat, words):
     assert got == [re.fullmatch(_like_regex(pat), w, re.S) is not None for w in words], pat
 
 
+def test_like_piece_search_at_every_offset_and_across_neighbours():
+    """The piece search tests eight positions at once (first and last byte):
+    a piece at every offset of heap strings of 13-40 bytes, pieces that
+    only continue into the next string of the heap (never a match), and
+    first/last-byte candidates whose middle differs, against Python's
+    ``in``; on whole-heap runs and near its end."""
+    words = []
+    for ln in (13, 17, 24, 31, 40):
+        for at in range(0, ln - 4):
+            w = ["x"] * ln
+            w[at:at + 4] = "spam"
+            words.append("".join(w))
+            words.append("x" * (ln - 2) + "sp")          # "sp" + next string's "am..."
+            words.append("am" + "x" * (ln - 2))
+            w[at + 1] = "q"                              # s?am: first and last byte match
+            words.append("".join(w))
+    words += ["spam", "xspamx", "", "s", "pam"]       # inline strings too
+    for pat in ("%spam%", "%sp%am%", "%s%", "%am", "sp%", "%xs%m%"):
+        got = run(call("like", [col(0, V), lit(pat, V)], B), [(words, V)])
+        assert got == [re.fullmatch(_like_regex(pat), w, re.S) is not None for w in words], pat
+
+
 def test_concat_substring_case_length():
     words = ["hello", "héllo wörld, long text", None, "", "ABC def"]
     other = ["!", "?", "x", "a longer suffix string", None]
