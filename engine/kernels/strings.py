@@ -194,7 +194,7 @@ def _char_len(b):
     return 1
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _like_one(s, s0, sn, p, p0, pn, esc):
     """SQL LIKE of s[s0:s0+sn] against pattern p[p0:p0+pn]; esc < 0: none.
     '_' matches one UTF-8 character, '%' any sequence."""
