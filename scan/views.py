@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from scan.errors import FileFormatError
-from scan.memops import load8_be
+from scan.memops import copy_bytes, load8_be
 
 INLINE_MAX = 12
 _LEN_MASK = np.uint64(0xFFFFFFFF)
@@ -178,7 +178,7 @@ def _compact_kernel(views, heap, out, new_heap):
         ln = np.int64(w0 & np.uint64(0xFFFFFFFF))
         if ln > INLINE_MAX:
             s = np.int64(views[i, 1])
-            new_heap[pos:pos + ln] = heap[s:s + ln]
+            copy_bytes(new_heap, pos, heap, s, ln)
             out[i, 1] = np.uint64(pos)
             pos += ln
         else:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from scan.memops import copy_bytes
+
 
 @njit(nogil=True, cache=True)
 def copy_view_bytes(views, heap, offsets, data):
@@ -17,9 +19,7 @@ def copy_view_bytes(views, heap, offsets, data):
         n = np.int64(w0 & np.uint64(0xFFFFFFFF))
         o = offsets[i]
         if n > 12:
-            src = np.int64(w1)
-            for k in range(n):
-                data[o + k] = heap[src + k]
+            copy_bytes(data, o, heap, np.int64(w1), n)
             continue
         lo = (w0 >> np.uint64(32)) | (w1 << np.uint64(32))      # bytes 0..7
         hi = w1 >> np.uint64(32)                                  # bytes 8..11
@@ -34,5 +34,4 @@ def scatter_value_bytes(src, src_offsets, slots, dst_offsets, dst):
     for i in range(slots.shape[0]):
         a = src_offsets[i]
         o = dst_offsets[slots[i]]
-        for k in range(src_offsets[i + 1] - a):
-            dst[o + k] = src[a + k]
+        copy_bytes(dst, o, src, a, src_offsets[i + 1] - a)

@@ -17,6 +17,7 @@ from numba import njit
 from engine.block import Int64WideVector, Vector
 from engine.kernels.heaps import (COMPACT_MIN_BYTES, HeapCache, compact_views, distinct_heaps,
                                   long_bytes, should_compact)
+from scan.memops import load8
 
 _LOW32 = np.uint64(0xFFFFFFFF)
 _M64 = (1 << 64) - 1
@@ -247,18 +248,33 @@ def hash_rows(keys, kw, heap, out):
             if length <= 12:
                 h = _mix(h, w1)
             else:
-                off = np.int64(w1)
-                k = 4
-                while k < length:
-                    acc = np.uint64(0)
-                    m = length - k
-                    if m > 8:
-                        m = 8
-                    for b in range(m):
-                        acc |= np.uint64(heap[off + k + b]) << np.uint64(8 * b)
-                    h = _mix(h, acc)
-                    k += 8
+                h = _mix_string_tail(h, heap, np.int64(w1), length)
         out[i] = _fmix(h)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _mix_string_tail(h, heap, off, length):
+    """Mix bytes 4.. of the long string heap[off:off + length] into h, eight
+    little-endian bytes per word (the last word zero-padded): one unaligned
+    load per word wherever eight bytes of the heap remain."""
+    k = 4
+    room = heap.shape[0] - 8
+    while k < length:
+        m = length - k
+        p = off + k
+        if p <= room:
+            acc = load8(heap, p)
+            if m < 8:
+                acc &= (np.uint64(1) << np.uint64(8 * m)) - np.uint64(1)
+        else:
+            acc = np.uint64(0)
+            if m > 8:
+                m = 8
+            for b in range(m):
+                acc |= np.uint64(heap[p + b]) << np.uint64(8 * b)
+        h = _mix(h, acc)
+        k += 8
+    return h
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -283,9 +299,15 @@ def keys_equal(ka, ha, i, kb, hb, j, kw, width):
         else:
             oa = np.int64(a1)
             ob = np.int64(b1)
-            for k in range(4, length):
+            k = 4
+            while k + 8 <= length:                  # (inside both strings)
+                if load8(ha, oa + k) != load8(hb, ob + k):
+                    return False
+                k += 8
+            while k < length:
                 if ha[oa + k] != hb[ob + k]:
                     return False
+                k += 1
     return True
 
 

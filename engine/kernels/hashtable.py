@@ -9,6 +9,7 @@ from numba import njit
 from engine.errors import ExecutionError
 from engine.kernels.hashing import KeyColumns, hash_keys, keys_equal
 from engine.kernels.partition import partition_entries, scatter_keys
+from scan.memops import copy_bytes
 
 _LOW32 = np.uint64(0xFFFFFFFF)
 _NO_REMAP = np.zeros(1, np.int64)
@@ -81,7 +82,7 @@ def _group_insert(hashes, keys, kw, heap, rows, start, slots, g_hash, g_keys, g_
                     ln = np.int64(kf[i * width + c] & np.uint64(0xFFFFFFFF))
                     if ln > 12:
                         off = np.int64(kf[i * width + c + 1])
-                        g_heap[hu:hu + ln] = heap[off:off + ln]
+                        copy_bytes(g_heap, hu, heap, off, ln)
                         gf[ng * width + c + 1] = np.uint64(hu)
                         hu += ln
                 g_hash[ng] = h

@@ -16,6 +16,8 @@ import weakref
 import numpy as np
 from numba import njit
 
+from scan.memops import copy_bytes
+
 _LOW32 = np.uint64(0xFFFFFFFF)
 _NO_NULLS = np.zeros(1, np.bool_)
 _EMPTY = np.zeros(0, np.uint8)
@@ -52,8 +54,7 @@ def compact_views(views, heap, isnull, has_nulls, out, col, out_heap, pos):
         length = np.int64(w0 & _LOW32)
         if length > 12:
             off = np.int64(w1)
-            for k in range(length):
-                out_heap[pos + k] = heap[off + k]
+            copy_bytes(out_heap, pos, heap, off, length)
             w1 = np.uint64(pos)
             pos += length
         out[i, col] = w0

@@ -8,6 +8,7 @@ import numpy as np
 from numba import njit
 
 from engine.kernels.strings import compare_strings
+from scan.memops import copy_bytes
 
 _LOW32 = np.uint64(0xFFFFFFFF)
 _BYTE = np.uint64(0xFF)
@@ -195,8 +196,7 @@ def _gather_copy(views, heap, idx, out_views, out_heap):
         out_views[k, 0] = w0
         if ln > 12:
             off = np.int64(w1)
-            for b in range(ln):
-                out_heap[pos + b] = heap[off + b]
+            copy_bytes(out_heap, pos, heap, off, ln)
             out_views[k, 1] = np.uint64(pos)
             pos += ln
         else:

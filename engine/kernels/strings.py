@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from scan.memops import copy_bytes, load8
 from scan.views import bswap32 as _bswap32, compare_strings  # noqa: F401 (re-exported)
-from scan.memops import load8
 from scan.views import view_byte as _byte, view_length as _len
 
 _EMPTY_HEAP = np.zeros(0, np.uint8)
@@ -63,7 +63,7 @@ def flatten_views(views, heap):
         o = offsets[i]
         if ln > 12:
             s = np.int64(w1)
-            data[o:o + ln] = heap[s:s + ln]
+            copy_bytes(data, o, heap, s, ln)
         else:
             for j in range(ln):
                 data[o + j] = _byte(w0, w1, heap, j)
@@ -467,8 +467,8 @@ def concat_flat(oa, da, ob, db):
     for i in range(n):
         o = offsets[i]
         la = oa[i + 1] - oa[i]
-        data[o:o + la] = da[oa[i]:oa[i + 1]]
-        data[o + la:offsets[i + 1]] = db[ob[i]:ob[i + 1]]
+        copy_bytes(data, o, da, oa[i], la)
+        copy_bytes(data, o + la, db, ob[i], ob[i + 1] - ob[i])
     return offsets, data
 
 
@@ -536,7 +536,7 @@ def substring_flat(offsets, data, starts, lengths, has_length):
         out_off[i + 1] = out_off[i] + end[i] - begin[i]
     out = np.empty(out_off[n], np.uint8)
     for i in range(n):
-        out[out_off[i]:out_off[i + 1]] = data[begin[i]:end[i]]
+        copy_bytes(out, out_off[i], data, begin[i], end[i] - begin[i])
     return out_off, out
 
 
@@ -567,7 +567,7 @@ def gather_flat(offsets, data, idx):
     out = np.empty(out_off[m], np.uint8)
     for k in range(m):
         i = idx[k]
-        out[out_off[k]:out_off[k + 1]] = data[offsets[i]:offsets[i + 1]]
+        copy_bytes(out, out_off[k], data, offsets[i], offsets[i + 1] - offsets[i])
     return out_off, out
 
 

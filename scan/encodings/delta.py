@@ -19,6 +19,7 @@ from numba import njit
 
 from scan.encodings.varint import VARINT_TOO_LONG, VARINT_TRUNCATED, read_uleb128
 from scan.errors import FileFormatError
+from scan.memops import copy_bytes
 from scan.views import views_from_offsets
 
 ERR_TRUNCATED = VARINT_TRUNCATED
@@ -191,12 +192,10 @@ def _prefix_rebuild_kernel(buf, suffix_offsets, prefixes, heap, offsets):
         if p < 0 or p > prev_len:
             return i
         offsets[i] = w
-        for k in range(p):
-            heap[w + k] = heap[prev_start + k]
+        copy_bytes(heap, w, heap, prev_start, p)      # (the previous value: no overlap)
         s0 = suffix_offsets[i]
         sl = suffix_offsets[i + 1] - s0
-        for k in range(sl):
-            heap[w + p + k] = buf[s0 + k]
+        copy_bytes(heap, w + p, buf, s0, sl)
         prev_start = w
         prev_len = p + sl
         w += prev_len

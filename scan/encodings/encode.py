@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from scan.memops import copy_bytes
+
 
 @njit(nogil=True, cache=True, inline="always")
 def _uleb(out, pos, n):
@@ -110,9 +112,7 @@ def _gather_views_kernel(views, heap, valid, offsets, out):
                 else:
                     out[p + b] = np.uint8((views[i, 1] >> np.uint64(8 * (b - 4))) & np.uint64(0xFF))
         else:
-            src = np.int64(views[i, 1])
-            for b in range(length):
-                out[p + b] = heap[src + b]
+            copy_bytes(out, p, heap, np.int64(views[i, 1]), length)
 
 
 def gather_views(views: np.ndarray, heap, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -140,9 +140,7 @@ def _plain_bytes_kernel(offsets, data, start, stop, out):
         out[pos + 2] = (n >> 16) & 0xFF
         out[pos + 3] = (n >> 24) & 0xFF
         pos += 4
-        s = a - base
-        for b in range(n):
-            out[pos + b] = data[base + s + b]
+        copy_bytes(out, pos, data, a, n)
         pos += n
     return pos
 
