@@ -408,23 +408,32 @@ def _pair_ndv(node: Node, key: Expr, origin: ColumnOrigin | None) -> Estimate:
     return _distinct(origin)
 
 
+def key_coverage(left: Node, left_keys: list[Expr], right: Node,
+                 right_keys: list[Expr]) -> Estimate | None:
+    """The share of left's rows whose key right's keys cover, assuming
+    right's distinct keys are spread over the left key's whole domain (the
+    tightest key pair); None without statistics on both sides."""
+    frac = None
+    for lk, rk in zip(left_keys, right_keys):
+        lo = column_origin(left, lk.index) if isinstance(lk, ColumnRef) else None
+        ro = column_origin(right, rk.index) if isinstance(rk, ColumnRef) else None
+        if lo is None or ro is None or lo.scan.statistics is None or \
+                ro.scan.statistics is None:
+            continue
+        covered = _distinct(ro)
+        domain = _domain(lo)
+        f = min(covered.value / max(domain.value, covered.value), 1.0)
+        if frac is None or f < frac.value:
+            frac = Estimate(f, covered.source)
+    return frac
+
+
 def _semi_rows(node: Join, left: Estimate) -> Estimate:
-    """Semi join: the left rows whose key the right side's keys cover,
-    assuming the right side's distinct keys are spread over the left key's
-    whole domain; anti join: the other left rows."""
+    """Semi join: the left rows whose key the right side's keys cover
+    (key_coverage); anti join: the other left rows."""
     frac = None
     if node.left_keys:
-        for lk, rk in zip(node.left_keys, node.right_keys):
-            lo = column_origin(node.left, lk.index) if isinstance(lk, ColumnRef) else None
-            ro = column_origin(node.right, rk.index) if isinstance(rk, ColumnRef) else None
-            if lo is None or ro is None or lo.scan.statistics is None or \
-                    ro.scan.statistics is None:
-                continue
-            covered = _distinct(ro)
-            domain = _domain(lo)
-            f = min(covered.value / max(domain.value, covered.value), 1.0)
-            if frac is None or f < frac.value:
-                frac = Estimate(f, covered.source)
+        frac = key_coverage(node.left, node.left_keys, node.right, node.right_keys)
     if frac is None:
         return _rows(left.value * SEMI_SELECTIVITY, "default")
     share = frac.value * RESIDUAL_SELECTIVITY ** len(split_conjuncts(node.residual))

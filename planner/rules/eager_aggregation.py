@@ -35,7 +35,7 @@ join's: a join that leaves few of S's rows (TPC-H Q18: 399 of lineitem's
 from __future__ import annotations
 
 from planner import types as T
-from planner.cardinality import estimate, estimate_with_source
+from planner.cardinality import estimate, estimate_with_source, key_coverage
 from planner.expressions import AggregateCall, Call, ColumnRef, Literal, column_indexes, remap_columns
 from planner.functions import aggregate as aggregate_call
 from planner.functions import cast
@@ -90,6 +90,21 @@ def _pushable(a: AggregateCall) -> bool:
         (t.is_decimal and t.precision <= 18)
 
 
+def _groups_aggregated(groups: float, join: Join, side: str, s_node: Node, s_keys,
+                       other_keys) -> float:
+    """The pre-aggregation's groups that are made: under an inner join's
+    probe side (its left input) the scan below drops rows whose integer key
+    has no partner in the built side (engine/executor.py
+    _filter_through_aggregate), so only the share of S's keys the other
+    side covers is aggregated (TPC-H Q10: 39k of lineitem's 1M orders with
+    returned items)."""
+    if side != "left" or join.kind != "inner" or \
+            not all(isinstance(k, ColumnRef) and k.type.is_integer for k in s_keys):
+        return groups
+    cover = key_coverage(s_node, s_keys, join.right, other_keys)
+    return groups if cover is None else groups * cover.value
+
+
 def _push_side(agg: Aggregate, join: Join, groups, args, side: str):
     nl = len(join.left.schema)
     nr = len(join.right.schema)
@@ -127,7 +142,8 @@ def _push_side(agg: Aggregate, join: Join, groups, args, side: str):
                     [f"partial{i}" for i in range(len(partial))])
     groups_est = estimate_with_source(pre)
     if groups_est.source == "default" or \
-            groups_est.value > SHRINK * min(estimate(s_node), estimate(join)):
+            _groups_aggregated(groups_est.value, join, side, s_node, s_keys, other_keys) > \
+            SHRINK * min(estimate(s_node), estimate(join)):
         return None
     # the old join's columns in the new one's row: S's keys and extra
     # columns are pre's groups (every S column the groups and the residual
