@@ -92,3 +92,35 @@ def test_runs_cut_the_hash_table_work(clustered, monkeypatch):
     monkeypatch.setattr(aggregate, "RUN_SHARE", 0.0)         # never: row by row
     con.sql("SELECT k, sum(v) FROM t GROUP BY k").fetchall()
     assert sum(rows) == 90_000
+
+
+def test_presize_groups_takes_a_thread_share_within_the_memory_limit():
+    class Tracker:
+        limit = 2 << 30
+
+    class Query:
+        parent = Tracker()
+    assert aggregate.presize_groups(1_500_000, 2, Query()) == 750_000
+    assert aggregate.presize_groups(1_500_000, 2, None) == 750_000
+    assert aggregate.presize_groups(20_000, 2, Query()) == 0           # small: grows as before
+    Tracker.limit = 100 << 20                                           # 750k groups > 1/32 of it
+    assert aggregate.presize_groups(1_500_000, 2, Query()) == 0
+
+
+def test_tables_start_at_the_estimated_groups(clustered, monkeypatch):
+    """The second run knows the GROUP BY's 30k groups (statistics): each
+    thread's table is reserved at its share once, and the rows match."""
+    from engine.kernels.hashtable import GroupTable
+    sizes = []
+    original = GroupTable.reserve
+
+    def spy(self, groups, heap_bytes=0):
+        sizes.append(groups)
+        return original(self, groups, heap_bytes)
+    sql = "SELECT k, count(*), sum(v) FROM t GROUP BY k"
+    con = pqdb_with_views({"t": clustered}, threads=1)
+    want = duck(sql, t=clustered)
+    assert_rows_equal(con.sql(sql).fetchall(), want, ordered=False)
+    monkeypatch.setattr(GroupTable, "reserve", spy)
+    assert_rows_equal(con.sql(sql).fetchall(), want, ordered=False)
+    assert sizes and 25_000 <= sizes[0] <= 35_000, sizes
