@@ -29,6 +29,7 @@ from planner.expressions import ColumnRef
 BITS_PER_KEY = 256           # a bitmap of at most this many bits per build key
 MAX_BITMAP_BITS = 1 << 32    # 512 MiB: larger ranges get a hash set
 MAX_SET_KEYS = 1 << 24       # more build rows than this: the min/max test only
+TAG_BITS_PER_SLOT_LOG2 = 3   # a key set's tag bitmap: 8 bits per slot
 # after this many rows tested, a filter keeping more than KEEP_TO_DISABLE
 # of them turns off
 TRIAL_ROWS = 1 << 18
@@ -43,12 +44,16 @@ _NO_NULLS = np.zeros(1, np.uint8)
 class JoinKeyFilter:
     """The build keys of one join, tested against a probe column's values:
     the range [lo, hi] alone (RANGE_ONLY), a bitmap over it (BITMAP) or an
-    open-addressing set (KEY_SET, ``shift`` = 64 - log2 of its slots)."""
+    open-addressing set (KEY_SET, ``shift`` = 64 - log2 of its slots) with
+    a bitmap of the keys' hash tags in ``bits`` (8 bits a slot: most keys
+    not in the set are told by one bit, without probing it)."""
 
     def __init__(self, lo: int, hi: int, mode: int = RANGE_ONLY, bits=_NO_BITS, shift: int = 0,
-                 slots=_NO_SLOTS, used=_NO_USED, memory=None, reserved: int = 0):
+                 slots=_NO_SLOTS, used=_NO_USED, memory=None, reserved: int = 0,
+                 tag_shift: int = 0):
         self.lo, self.hi, self.mode = lo, hi, mode
         self.bits, self.shift, self.slots, self.used = bits, shift, slots, used
+        self.tag_shift = tag_shift
         self.memory = memory
         self.reserved = reserved if memory is not None else 0
         self.active = True
@@ -81,14 +86,16 @@ class JoinKeyFilter:
         if len(valid) > MAX_SET_KEYS:
             return cls(lo, hi)
         size_bits = max(int(2 * len(valid) - 1).bit_length(), 4)     # >= 2 slots per key
-        nbytes = 9 << size_bits
+        tag_bits = size_bits + TAG_BITS_PER_SLOT_LOG2
+        nbytes = (9 << size_bits) + (1 << tag_bits) // 8
         if not _reserve(memory, nbytes):
             return cls(lo, hi)
         slots = np.zeros(1 << size_bits, np.int64)
         used = np.zeros(1 << size_bits, np.uint8)
-        fill_key_set(data, nulls, has_nulls, 64 - size_bits, slots, used)
-        return cls(lo, hi, KEY_SET, shift=64 - size_bits, slots=slots, used=used,
-                   memory=memory, reserved=nbytes)
+        tags = np.zeros((1 << tag_bits) // 64, np.uint64)
+        fill_key_set(data, nulls, has_nulls, 64 - size_bits, slots, used, tags, 64 - tag_bits)
+        return cls(lo, hi, KEY_SET, bits=tags, shift=64 - size_bits, slots=slots, used=used,
+                   memory=memory, reserved=nbytes, tag_shift=64 - tag_bits)
 
     def and_into(self, vec, mask: np.ndarray, first: bool) -> int | None:
         """AND "the key may have a partner" into the bool ``mask`` (all rows
@@ -101,7 +108,7 @@ class JoinKeyFilter:
         before = len(mask) if first else int(np.count_nonzero(mask))
         kept = and_key_member(data, _NO_NULLS if nulls is None else nulls, nulls is not None,
                               self.lo, self.hi, self.mode, self.bits, self.shift, self.slots,
-                              self.used, mask, first)
+                              self.used, self.tag_shift, mask, first)
         with self._lock:
             self.tested += before
             self.kept += kept

@@ -26,9 +26,10 @@ def _slot(v, shift):
 
 
 @njit(nogil=True, cache=True)
-def fill_key_set(keys, nulls, has_nulls, shift, table, used):
+def fill_key_set(keys, nulls, has_nulls, shift, table, used, tags, tag_shift):
     """Insert every non-NULL key into the open-addressing set ``table``
-    (2**(64 - shift) slots, ``used`` marks the taken ones)."""
+    (2**(64 - shift) slots, ``used`` marks the taken ones) and set its tag
+    bit (the top 64 - tag_shift bits of the same hash) in ``tags``."""
     mask = table.shape[0] - 1
     for i in range(keys.shape[0]):
         if has_nulls and nulls[i]:
@@ -39,26 +40,38 @@ def fill_key_set(keys, nulls, has_nulls, shift, table, used):
             s = (s + 1) & mask
         table[s] = v
         used[s] = 1
+        t = _slot(v, tag_shift)
+        tags[t >> 6] |= np.uint64(1) << np.uint64(t & 63)
 
 
 @njit(nogil=True, cache=True)
-def and_key_member(keys, nulls, has_nulls, lo, hi, mode, bits, shift, table, used, mask, first):
+def and_key_member(keys, nulls, has_nulls, lo, hi, mode, bits, shift, table, used, tag_shift,
+                   mask, first):
     """mask[i] = (first or mask[i]) and keys[i] is not NULL, in [lo, hi]
     and, by ``mode``, nothing more (RANGE_ONLY), its bit of ``bits`` set
-    (BITMAP) or in the open-addressing set (``table``, ``used``, ``shift``:
-    KEY_SET); the rows left."""
+    (BITMAP) or in the open-addressing set (``table``, ``used``, ``shift``;
+    KEY_SET: ``bits`` holds the keys' tag bits, fill_key_set's, tested
+    first, and the set is probed only where the tag is set); the rows left.  Each mode is its own branch-free loop
+    (the set's probe aside): the keys of a scan block pass or fail at
+    random, so a branch per row was a misprediction per few rows."""
+    if mode == BITMAP:
+        return _and_bitmap(keys, nulls, has_nulls, lo, hi, bits, mask, first)
+    span = np.uint64(hi - lo) if hi >= lo else np.uint64(0)
+    empty = hi < lo
     wrap = table.shape[0] - 1
     kept = 0
     for i in range(keys.shape[0]):
-        m = first or mask[i]
-        if m:
-            v = np.int64(keys[i])
-            if (has_nulls and nulls[i]) or v < lo or v > hi:
+        v = np.int64(keys[i])
+        m = (np.uint64(v - lo) <= span) and not empty
+        if has_nulls:
+            m = m and nulls[i] == 0
+        if not first:
+            m = m and mask[i]
+        if m and mode == KEY_SET:
+            t = _slot(v, tag_shift)
+            if (bits[t >> 6] >> np.uint64(t & 63)) & np.uint64(1) == 0:
                 m = False
-            elif mode == BITMAP:
-                d = v - lo
-                m = (bits[d >> 6] >> np.uint64(d & 63)) & np.uint64(1) != 0
-            elif mode == KEY_SET:
+            else:
                 s = _slot(v, shift)
                 m = False
                 while used[s]:
@@ -66,6 +79,26 @@ def and_key_member(keys, nulls, has_nulls, lo, hi, mode, bits, shift, table, use
                         m = True
                         break
                     s = (s + 1) & wrap
+        mask[i] = m
+        kept += m
+    return kept
+
+
+@njit(nogil=True, cache=True)
+def _and_bitmap(keys, nulls, has_nulls, lo, hi, bits, mask, first):
+    """and_key_member's BITMAP mode: bit (key - lo) of ``bits`` (a key
+    outside [lo, hi] reads bit 0 and is masked out)."""
+    span = np.uint64(hi - lo)
+    kept = 0
+    for i in range(keys.shape[0]):
+        d = np.uint64(np.int64(keys[i]) - lo)
+        inside = d <= span
+        at = d if inside else np.uint64(0)
+        m = inside & (((bits[at >> np.uint64(6)] >> (at & np.uint64(63))) & np.uint64(1)) != 0)
+        if has_nulls:
+            m = m & (nulls[i] == 0)
+        if not first:
+            m = m & mask[i]
         mask[i] = m
         kept += m
     return kept

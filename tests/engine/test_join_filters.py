@@ -159,3 +159,20 @@ def test_a_filter_that_keeps_most_rows_turns_off(monkeypatch):
     g = JoinKeyFilter.from_keys(Vector(T.BIGINT, np.arange(10, dtype=np.int64)))
     g.and_into(Vector(T.BIGINT, np.arange(200, dtype=np.int64)), np.empty(200, np.bool_), True)
     assert g.active
+
+
+@pytest.mark.parametrize("first", [True, False])
+@pytest.mark.parametrize("build", [[-5, 0, 3, 100], [-(1 << 62), 1 << 62, 7], [7]])
+def test_membership_is_exact_at_the_extremes(build, first):
+    """Bitmap, key set and single-key filters against int64's extremes,
+    keys just outside the range, NULL probe rows and a mask ANDed into."""
+    f = JoinKeyFilter.from_keys(Vector(T.BIGINT, np.array(build, np.int64)))
+    edge = [-(1 << 63), (1 << 63) - 1, -6, 101, -1, 8, 6, 1 << 62, -(1 << 62) - 1]
+    probe = np.array(build + edge + build, np.int64)
+    nulls = np.zeros(len(probe), np.uint8)
+    nulls[-1] = 1
+    prior = np.arange(len(probe)) % 3 != 1
+    mask = prior.copy()
+    kept = f.and_into(Vector(T.BIGINT, probe, nulls), mask, first)
+    want = np.isin(probe, build) & (nulls == 0) & (True if first else prior)
+    assert mask.tolist() == want.tolist() and kept == int(want.sum()), f.mode
