@@ -52,6 +52,11 @@ SCALAR_SUBQUERY_ERROR = "More than one row returned by a subquery used as an exp
 # candidates a kernel call looks at before it returns to Python (which checks
 # the query's stop request): a few milliseconds of work
 WORK_BUDGET = 1 << 22
+# a build side of at most this many rows is not sorted into a range index:
+# every probe row is paired with each build row and the conditions are
+# evaluated as expressions (Q11's one-row threshold compared a DECIMAL(38,12)
+# order key made row by row in Python; the comparison itself is vectorized)
+INDEX_MIN_ROWS = 4
 _INT64_MAX = np.iinfo(np.int64).max
 _INT64_MIN = np.iinfo(np.int64).min
 
@@ -228,7 +233,7 @@ class NestedLoopTable:
         self.reserved = reserved
         self.matched = np.zeros(block.n, np.uint8) if outer else None
         self.indexed = False
-        if plan.first is not None and block.n:
+        if plan.first is not None and block.n > INDEX_MIN_ROWS:
             self._index()
 
     def _hold(self, nbytes: int, what: str):
