@@ -183,6 +183,21 @@ class ParquetFile:
         return ColumnData(values, raw.nulls, heap, rg.num_rows if rows is None else n,
                           col, raw.codes, raw.dictionary)
 
+    def chunk_dictionary(self, row_group: int, column: int) -> np.ndarray | None:
+        """The dictionary, in storage form, of a flat fixed-width column
+        chunk that was just read and whose every data page is
+        dictionary-encoded: every non-NULL value of the chunk is one of its
+        entries, so a distinct count may hash the entries instead of the
+        rows.  None when that is not known without work (PLAIN pages,
+        strings, nested columns, a chunk no longer cached)."""
+        col, rg, chunk, length = self.chunk_extent(row_group, column)
+        if col.max_rep_level or col.max_def_level > 1 or \
+                not self.buffer_manager.holds(self.source, chunk.start, length):
+            return None
+        from scan.required_chunk import decoded_dictionary
+        raw = decoded_dictionary(self.chunk_buffer(chunk, length))
+        return None if raw is None else to_storage(raw, None, col)[0]
+
     def will_read(self, plan) -> None:
         """A scan announces what it will read: ``plan`` is [(row group,
         [leaf column indexes, or top-level field names], row ranges)] in

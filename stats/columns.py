@@ -27,12 +27,15 @@ class ColumnBlock:
     """One column of a morsel: ``values`` in block storage (strings: (n, 2)
     uint64 views over ``heap``), ``nulls`` a uint8 mask (1 = NULL) or None.
     Dictionary-coded strings may come as ``codes`` (int32, no NULLs) into
-    ``dictionary`` (views over ``heap``) with ``values`` None."""
+    ``dictionary`` (views over ``heap``) with ``values`` None.  Numbers may
+    come with ``entries``: every non-NULL value is one of them (the column
+    chunk's dictionary), and the distinct count hashes those instead."""
     values: np.ndarray | None
     nulls: np.ndarray | None = None
     heap: np.ndarray | None = None
     codes: np.ndarray | None = None
     dictionary: np.ndarray | None = None
+    entries: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.codes) if self.values is None else len(self.values)

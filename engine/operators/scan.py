@@ -345,7 +345,7 @@ class ScanSource(Source):
         except PqdbError:
             st.abandon()
             return
-        st.add(morsel, vecs)
+        st.add(morsel, vecs, pf)
 
     def _morsel_blocks(self, morsel):
         path, rg, cols, start, num_rows, rg_rows = morsel[:6]
@@ -365,7 +365,7 @@ class ScanSource(Source):
         if not self.filters and not joins:
             vecs = [column_vector(pf, rg, cols[i], t, **rng) for i, t in enumerate(self.types)]
             if st is not None:
-                st.add(morsel, {i: vecs[i] for i in st.positions})
+                st.add(morsel, {i: vecs[i] for i in st.positions}, pf)
             n = len(vecs[0]) if vecs else num_rows
             full = Block(vecs, n)
             for start in range(0, n, br):
@@ -379,7 +379,7 @@ class ScanSource(Source):
             whole = {i: column_vector(pf, rg, cols[i], self.types[i], **rng)
                      for i in st.positions if i not in self.filter_cols}
             st.add(morsel, {i: whole[i] if i in whole else fvecs[self.filter_cols.index(i)]
-                            for i in st.positions})
+                            for i in st.positions}, pf)
         have = dict(zip(self.filter_cols, fvecs))
         rows, kept = None, n
         if self.filters:

@@ -218,13 +218,22 @@ class ScanStatistics:
         return 0 if i is None else self._row_starts[i][rg] + start
 
     # ---- per morsel --------------------------------------------------------------
-    def add(self, morsel, vectors: dict) -> None:
-        """Fold the morsel's decoded columns (scan-schema position -> Vector)."""
+    def add(self, morsel, vectors: dict, pf=None) -> None:
+        """Fold the morsel's decoded columns (scan-schema position -> Vector);
+        with the ParquetFile ``pf`` they were read from, a number column
+        whose chunk is all dictionary pages brings the dictionary, which
+        the distinct count hashes instead of the rows (Q5's lineitem: 11
+        discounts for 114k rows a row group, 28k order keys)."""
         if self._abandoned:
             return
-        path, rg, _, start = morsel[:4]
+        path, rg, cols, start = morsel[:4]
         i = self._files[path]
-        blocks = {self.names[p]: as_column_block(v) for p, v in vectors.items()}
+        blocks = {}
+        for p, v in vectors.items():
+            block = blocks[self.names[p]] = as_column_block(v)
+            if pf is not None and block.values is not None and not v.type.is_string and \
+                    not v.type.is_nested and isinstance(cols[p], int):
+                block.entries = pf.chunk_dictionary(rg, cols[p])
         footer = [n for n, rgs in self._footer_rgs[i].items() if rg in rgs]
         try:
             self.collector.add(i, self._row_starts[i][rg] + start, blocks, footer)
