@@ -228,14 +228,16 @@ class ScanStatistics:
             return
         path, rg, cols, start = morsel[:4]
         i = self._files[path]
-        blocks = {}
-        for p, v in vectors.items():
-            block = blocks[self.names[p]] = as_column_block(v)
-            if pf is not None and block.values is not None and not v.type.is_string and \
-                    not v.type.is_nested and isinstance(cols[p], int):
-                block.entries = pf.chunk_dictionary(rg, cols[p])
         footer = [n for n, rgs in self._footer_rgs[i].items() if rg in rgs]
         try:
+            blocks = {}
+            for p, v in vectors.items():
+                block = blocks[self.names[p]] = as_column_block(v)
+                col = cols[p] if p < len(cols) else None
+                if pf is not None and block.values is not None and not v.type.is_string and \
+                        not v.type.is_nested and isinstance(col, int) and \
+                        0 <= col < len(pf.columns):
+                    block.entries = pf.chunk_dictionary(rg, col)
             self.collector.add(i, self._row_starts[i][rg] + start, blocks, footer)
         except Exception:           # statistics are a cache: they never fail a query
             self.abandon()

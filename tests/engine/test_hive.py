@@ -133,3 +133,16 @@ def test_count_star_of_pruned_partitions_counts_their_files(tmp_path):
                 "WHERE year >= 2021",
                 f"SELECT count(*) FROM read_parquet('{glob}', hive_partitioning = true)"):
         assert con.sql(sql).fetchall() == duckdb.sql(sql).fetchall(), sql
+
+
+def test_statistics_of_a_partitioned_table_are_collected(hive_dir):
+    """The partition columns are virtual: collecting the file columns'
+    statistics beside them (a chunk's dictionary is asked for its file
+    columns only) must not give the collection up."""
+    con = engine.connect()
+    path = glob_of(hive_dir)
+    con.sql(f"SELECT year, city, sum(id), sum(v) FROM read_parquet('{path}') "
+            "GROUP BY ALL").fetchall()
+    got = dict(con.sql(f"SELECT column_name, distinct_estimate FROM pqdb_statistics('{path}')")
+               .fetchall())
+    assert got["id"] == pytest.approx(3000, rel=0.02) and got["v"] == 7, got
