@@ -81,6 +81,12 @@ class HttpServer:
         return f"http://127.0.0.1:{self.port}/{name}"
 
     def clear_log(self) -> None:
+        """Forget the requests served so far, once the handlers still
+        running recorded theirs (see ``log``): a footer read whose handler
+        logged it after the clear counted as a later request."""
+        deadline = time.monotonic() + 2.0
+        while self.in_flight and time.monotonic() < deadline:
+            time.sleep(0.005)
         with self._lock:
             self._log.clear()
 
