@@ -20,6 +20,7 @@ from numba import njit
 from scan.encodings.rle import decode_hybrid
 from scan.encodings.varint import read_uleb128
 from scan.errors import FileFormatError
+from scan.memops import load8
 from scan.selection import NO_SEL
 
 
@@ -112,13 +113,19 @@ def gather(dictionary_values: np.ndarray, indices: np.ndarray) -> np.ndarray:
 def dictionary_page_kernel(buf, pos, end, count, dictionary, out, sel, use_sel):
     """Fused decode of one dictionary-encoded data page: the bit-width byte
     at ``pos``, then RLE/bit-packed indices, each written as
-    ``out[j] = dictionary[index]`` (no int32 index array, no second pass;
-    bit-packed values are read with independent word loads).  With
-    ``use_sel`` only values k with sel[k] != 0 are kept (branch-free: every
-    value is written, the cursor advances by sel[k]; ``out`` needs one slot
-    of slack).  Every index is range-checked, kept or not.  Returns the
-    number of values kept, or -1 on any defect: the caller then reruns the
-    checked two-step decoder, which names the error."""
+    ``out[j] = dictionary[index]`` (no int32 index array, no second pass).
+    With ``use_sel`` only values k with sel[k] != 0 are kept (branch-free:
+    every value is written, the cursor advances by sel[k]; ``out`` needs one
+    slot of slack).  Every index is range-checked, kept or not.  Returns
+    the number of values kept, or -1 on any defect: the caller then reruns
+    the checked two-step decoder, which names the error.
+
+    Bit-packed indices are read from a zero-padded copy of the page with
+    one unaligned 8-byte load per value, or per group of eight values (bit
+    widths up to 8: one load; up to 16: two).  Indices are unsigned, so
+    numba adds no wrap-around test; the range check is a branch that is
+    never taken (a running maximum instead made every value wait for the
+    previous one: 15% slower than the old loop on l_orderkey)."""
     if end > buf.shape[0]:
         end = buf.shape[0]
     if pos >= end:
@@ -128,13 +135,14 @@ def dictionary_page_kernel(buf, pos, end, count, dictionary, out, sel, use_sel):
     if bit_width > 32:
         return -1
     size = dictionary.shape[0]
-    # the page's bytes as aligned little-endian words (+ zero padding), so a
-    # bit-packed value is two aligned loads and shifts, independent of others
+    if size == 0:
+        return 0 if count == 0 else -1
+    top = np.uint64(size - 1)
     start = pos
-    words = np.zeros((end - start) // 8 + 2, np.uint64)
-    wb = words.view(np.uint8)
-    wb[:end - start] = buf[start:end]
+    padded = np.zeros(end - start + 16, np.uint8)
+    padded[:end - start] = buf[start:end]
     mask = np.uint64((np.int64(1) << bit_width) - 1)
+    width = np.uint64(bit_width)
     value_bytes = (bit_width + 7) // 8
     filled = 0
     j = 0
@@ -154,9 +162,9 @@ def dictionary_page_kernel(buf, pos, end, count, dictionary, out, sel, use_sel):
             pos += value_bytes
             n = min(run, count - filled)
             if n > 0:
-                if v >= np.uint64(size):
+                if v > top:
                     return -1
-                value = dictionary[np.int64(v)]
+                value = dictionary[v]
                 if use_sel:
                     for k in range(n):
                         out[j] = value
@@ -170,18 +178,58 @@ def dictionary_page_kernel(buf, pos, end, count, dictionary, out, sel, use_sel):
             n = min(run * 8, count - filled)
             if pos + (n * bit_width + 7) // 8 > end:
                 return -1
-            base = (pos - start) * 8
-            for k in range(n):
-                bit = base + k * bit_width
-                wi = bit >> 6
-                off = np.uint64(bit & 63)
-                w = (words[wi] >> off) | ((words[wi + 1] << np.uint64(1))
-                                         << (np.uint64(63) - off))
-                idx = w & mask
-                if idx >= np.uint64(size):
-                    return -1
-                out[j] = dictionary[np.int64(idx)]
-                j += np.int64(sel[filled + k]) if use_sel else 1
+            first = np.uint64(pos - start)          # byte of the run's first value
+            k0 = 0
+            if use_sel:
+                for k in range(n):
+                    bit = first * np.uint64(8) + np.uint64(k) * width
+                    idx = (load8(padded, bit >> np.uint64(3)) >> (bit & np.uint64(7))) & mask
+                    if idx > top:
+                        return -1
+                    out[j] = dictionary[idx]
+                    j += np.int64(sel[filled + k])
+                k0 = n
+            elif bit_width <= 8:                    # eight values in one word
+                groups = n // 8
+                at = np.uint64(j)
+                for g in range(groups):
+                    w = load8(padded, first + np.uint64(g) * width)
+                    o = at + np.uint64(8 * g)
+                    for t in range(8):
+                        idx = (w >> (np.uint64(t) * width)) & mask
+                        if idx > top:
+                            return -1
+                        out[o + np.uint64(t)] = dictionary[idx]
+                k0 = groups * 8
+            elif bit_width <= 16:                   # four in each of two words
+                groups = n // 8
+                at = np.uint64(j)
+                half = np.uint64((4 * bit_width) >> 3)
+                shift = np.uint64((4 * bit_width) & 7)
+                for g in range(groups):
+                    b = first + np.uint64(g) * width
+                    w0 = load8(padded, b)
+                    w1 = load8(padded, b + half) >> shift
+                    o = at + np.uint64(8 * g)
+                    for t in range(4):
+                        idx = (w0 >> (np.uint64(t) * width)) & mask
+                        if idx > top:
+                            return -1
+                        out[o + np.uint64(t)] = dictionary[idx]
+                        idx = (w1 >> (np.uint64(t) * width)) & mask
+                        if idx > top:
+                            return -1
+                        out[o + np.uint64(t + 4)] = dictionary[idx]
+                k0 = groups * 8
+            if not use_sel:
+                at = np.uint64(j)
+                for k in range(k0, n):
+                    bit = first * np.uint64(8) + np.uint64(k) * width
+                    idx = (load8(padded, bit >> np.uint64(3)) >> (bit & np.uint64(7))) & mask
+                    if idx > top:
+                        return -1
+                    out[at + np.uint64(k)] = dictionary[idx]
+                j += n
             filled += n
             pos += run * bit_width
             if pos > end:
