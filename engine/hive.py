@@ -166,8 +166,9 @@ class PartitionedFile:
     def bloom_filter(self, row_group: int, column: int):
         return None if column in self.virtual else self._pf.bloom_filter(row_group, column)
 
-    def chunk_dictionary(self, row_group: int, column: int):
-        return None if column in self.virtual else self._pf.chunk_dictionary(row_group, column)
+    def chunk_dictionary(self, row_group: int, column: int, max_entries: int | None = None):
+        return None if column in self.virtual else \
+            self._pf.chunk_dictionary(row_group, column, max_entries)
 
     def read_column(self, row_group: int, column, rows=None, codes: bool = False,
                     row_start: int = 0, row_count: int | None = None):

@@ -183,19 +183,22 @@ class ParquetFile:
         return ColumnData(values, raw.nulls, heap, rg.num_rows if rows is None else n,
                           col, raw.codes, raw.dictionary)
 
-    def chunk_dictionary(self, row_group: int, column: int) -> np.ndarray | None:
+    def chunk_dictionary(self, row_group: int, column: int,
+                         max_entries: int | None = None) -> np.ndarray | None:
         """The dictionary, in storage form, of a flat fixed-width column
         chunk that was just read and whose every data page is
         dictionary-encoded: every non-NULL value of the chunk is one of its
         entries, so a distinct count may hash the entries instead of the
         rows.  None when that is not known without work (PLAIN pages,
-        strings, nested columns, a chunk no longer cached)."""
+        strings, nested columns, a chunk no longer cached) or it has more
+        than ``max_entries`` entries."""
         col, rg, chunk, length = self.chunk_extent(row_group, column)
         if col.max_rep_level or col.max_def_level > 1 or \
                 not self.buffer_manager.holds(self.source, chunk.start, length):
             return None
         from scan.required_chunk import decoded_dictionary
-        raw = decoded_dictionary(self.chunk_buffer(chunk, length))
+        raw = decoded_dictionary(self.chunk_buffer(chunk, length),
+                                 chunk.num_values if max_entries is None else max_entries)
         return None if raw is None else to_storage(raw, None, col)[0]
 
     def will_read(self, plan) -> None:

@@ -239,18 +239,19 @@ def _decode_fixed(buf, chunk, num_rows, verify, rows, col, codec):
     return None if got is None else ChunkValues(got[0].view(plan.result), got[1], None)
 
 
-def decoded_dictionary(buf) -> np.ndarray | None:
+def decoded_dictionary(buf, max_entries: int) -> np.ndarray | None:
     """The kept dictionary (physical values, as read_column's are) of a
     fixed-width chunk decoded through this module whose every data page is
     dictionary-encoded, so that each of the chunk's non-NULL values is one
-    of its entries (writers build it from those values); None otherwise."""
+    of its entries (writers build it from those values); None otherwise,
+    or when it has more than ``max_entries`` entries."""
     memo = chunk_memo(buf)
     if memo is None:
         return None
     for verify in (True, False):
         plan = memo.get(("fixed-plan", verify))
-        if plan is not None and plan.flat is not None and plan.dict_n and \
-                plan.table.all_dictionary:
+        if plan is not None and plan.flat is not None and 0 < plan.dict_n <= max_entries \
+                and plan.table.all_dictionary:
             return _widened(plan.flat, plan.base, plan.kdtype).view(plan.result)
     return None
 

@@ -176,7 +176,7 @@ class TableCollector:
             return use and hits * 4 >= 3 * len(block)
         values = block.values
         entries = block.entries
-        if entries is not None and entries.dtype == values.dtype and len(entries) < len(values):
+        if entries is not None and entries.dtype == values.dtype:
             values, nulls = entries, hll.no_nulls()   # the chunk's dictionary: each value once
         if t.kind == FLOAT:
             add = hll.add_float32 if values.dtype == np.float32 else hll.add_float64

@@ -1,7 +1,8 @@
 """A number column chunk stored as dictionary pages only gives its
-dictionary to the distinct count (every value is one of its entries):
-the registers are those of hashing every row, and a chunk whose writer
-fell back to PLAIN pages is hashed row by row."""
+dictionary to the distinct count (every value is one of its entries)
+when it has at most half as many entries as the morsel has rows: the
+registers are those of hashing every row, and a chunk whose writer fell
+back to PLAIN pages is hashed row by row."""
 
 from __future__ import annotations
 
@@ -33,8 +34,8 @@ def test_dictionary_entries_give_the_rows_registers(tmp_path, monkeypatch, fallb
     given = []
     original = ParquetFile.chunk_dictionary
 
-    def spy(self, rg, col):
-        got = original(self, rg, col)
+    def spy(self, rg, col, max_entries=None):
+        got = original(self, rg, col, max_entries)
         given.append((self.columns[col].name, got is not None))
         return got
     monkeypatch.setattr(ParquetFile, "chunk_dictionary", spy)
@@ -44,7 +45,7 @@ def test_dictionary_entries_give_the_rows_registers(tmp_path, monkeypatch, fallb
         assert "i64" not in used and "dec" not in used         # 20k distinct: PLAIN pages
     else:
         assert set(NUMBERS) <= used
-    monkeypatch.setattr(ParquetFile, "chunk_dictionary", lambda self, rg, col: None)
+    monkeypatch.setattr(ParquetFile, "chunk_dictionary", lambda self, rg, col, most=None: None)
     rows_only = _registers(path, 1)
     for threads in (1, 2):
         assert with_entries[threads] == rows_only, threads
