@@ -9,6 +9,7 @@ from engine.block import Vector
 from engine.errors import ExecutionError
 from engine.expr import casemap
 from engine.expr.vectors import flat, merge_nulls, string_vector
+from engine.kernels import like as like_kernels
 from engine.kernels import strings as sk
 from planner.types import BIGINT, BOOLEAN, DataType
 
@@ -68,21 +69,21 @@ def like(x: Vector, pattern: Vector, pattern_const, esc_value, case_insensitive:
             w, h, _ = sk.views_from_pylist([lit])
             res = sk.equal_views_const(views, heap, w[0, 0], w[0, 1], h)
         elif kind == "prefix":
-            res = sk.starts_with_const(views, heap, lit_arr)
+            res = like_kernels.starts_with_const(views, heap, lit_arr)
         elif kind == "suffix":
-            res = sk.ends_with_const(views, heap, lit_arr)
+            res = like_kernels.ends_with_const(views, heap, lit_arr)
         elif kind in ("contains", "pieces"):      # on the views: no flattening
             pieces = [b"", lit, b""] if kind == "contains" else lit
             bounds = np.cumsum([0] + [len(p) for p in pieces]).astype(np.int64)
-            res = sk.like_pieces(views, heap, np.frombuffer(b"".join(pieces) or b"\0", np.uint8),
+            res = like_kernels.like_pieces(views, heap, np.frombuffer(b"".join(pieces) or b"\0", np.uint8),
                                  bounds)
         else:
             offsets, data = flat(x)
-            res = sk.like_const(offsets, data, np.frombuffer(pat, np.uint8), esc)
+            res = like_kernels.like_const(offsets, data, np.frombuffer(pat, np.uint8), esc)
         return Vector(BOOLEAN, res, nulls)
     offsets, data = flat(x)
     poff, pdata = flat(pattern)
-    return Vector(BOOLEAN, sk.like_rows(offsets, data, poff, pdata, esc), nulls)
+    return Vector(BOOLEAN, like_kernels.like_rows(offsets, data, poff, pdata, esc), nulls)
 
 
 def concat(args: list[Vector], out_type: DataType) -> Vector:
