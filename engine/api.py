@@ -385,6 +385,7 @@ class Connection:
                                caches=self._catalog.memory_caches(),
                                statistics=self._catalog.statistics, profile=profile)
         self._running = ctx.cancel
+        self._catalog.buffer_manager.begin_query()
         try:
             out = execute(plan, ctx)
         finally:

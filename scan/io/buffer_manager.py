@@ -121,7 +121,27 @@ class BufferManager:
         self.peak_bytes = 0     # most bytes cached at once
         self.io = IoCounters()
         self._fresh: set = set()        # prefetched pages not yet asked for
+        self._query = 0                 # begin_query's count; 0: plain LRU
+        self._used_in: dict = {}        # key -> the query that last used the page
         _MANAGERS.add(self)
+
+    def begin_query(self) -> None:
+        """A query starts (the engine calls this).  From the first call on,
+        a page read when the cache is full of pages the current query used
+        already is not cached: a scan larger than the cache then keeps the
+        part that fit from one run to the next, where LRU evicted each page
+        just before the next run asked for it (SF10 lineitem's columns)."""
+        with self._lock:
+            self._query += 1
+
+    def _bypass(self, length: int) -> bool:
+        """Whether a page of ``length`` bytes read now stays uncached (lock
+        held): it does not fit without evicting, and the page LRU would
+        evict was used by the current query."""
+        if not self._query or self._used + length <= self.memory_budget_bytes \
+                or not self._pages:
+            return False
+        return self._used_in.get(next(iter(self._pages))) == self._query
 
     @property
     def bytes_cached(self) -> int:
@@ -142,6 +162,7 @@ class BufferManager:
             page = self._pages.get(key)
             if page is not None:
                 self._pages.move_to_end(key)
+                self._used_in[key] = self._query
                 self.hits += 1
                 if key in self._fresh:      # fetched for this read, ahead of it
                     self._fresh.discard(key)
@@ -193,9 +214,10 @@ class BufferManager:
             self._pending.pop(key, None)
             self.reads += 1
             evicted = []
-            if length <= self.memory_budget_bytes:
+            if length <= self.memory_budget_bytes and (fresh or not self._bypass(length)):
                 self._pages[key] = out
                 self._keys[id(out)] = key
+                self._used_in[key] = self._query
                 self._used += out.nbytes
                 if fresh:
                     self._fresh.add(key)
@@ -264,6 +286,7 @@ class BufferManager:
         """Bytes page ``key`` counted (its own and those charged to it)."""
         del self._keys[id(page)]
         self._fresh.discard(key)
+        self._used_in.pop(key, None)
         return page.nbytes + self._charged.pop(key, 0)
 
     def charge_page(self, page: np.ndarray, nbytes: int) -> bool:
@@ -310,6 +333,7 @@ class BufferManager:
                 self._keys.clear()
                 self._fresh.clear()
                 self._charged.clear()
+                self._used_in.clear()
                 self._used = 0
             else:
                 ident = source.identity()

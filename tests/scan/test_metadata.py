@@ -228,6 +228,36 @@ class _SlowSource(LocalFileSource):
         super().read_into(offset, out)
 
 
+def test_a_scan_larger_than_the_cache_keeps_what_fit(tmp_path):
+    """Once queries are marked (begin_query), a page read while the cache is
+    full of pages the running query used stays uncached: a cyclic scan of
+    four pages through a three-page cache hits three of them from the second
+    run on (plain LRU evicted each page before it came round again).  A new
+    query evicts the previous one's pages as LRU does."""
+    p = tmp_path / "f.bin"
+    p.write_bytes(os.urandom(8192))
+    src = LocalFileSource(str(p))
+    bm = BufferManager(3000)
+    for _ in range(2):                             # plain LRU: no query marked
+        for off in range(0, 4000, 1000):
+            bm.get(src, off, 1000)
+    assert bm.hits == 0
+    bm = BufferManager(3000)
+    for run in range(3):
+        bm.begin_query()
+        hits = bm.hits
+        for off in range(0, 4000, 1000):
+            bm.get(src, off, 1000)
+        assert bm.hits - hits == (0 if run == 0 else 3), run
+        assert bm.bytes_cached <= 3000
+    bm.begin_query()                               # another query's pages replace them
+    for off in range(4000, 7000, 1000):
+        bm.get(src, off, 1000)
+    reads = bm.reads
+    bm.get(src, 4000, 1000)
+    assert bm.reads == reads and not bm.holds(src, 0, 1000)
+
+
 def test_buffer_manager_single_flight_and_eviction(tmp_path):
     p = tmp_path / "f.bin"
     p.write_bytes(os.urandom(4096))
