@@ -94,8 +94,11 @@ def test_every_type_and_option_round_trips(source, tmp_path, algorithm, plaintex
         data = f.read()
     magic = b"PAR1" if plaintext_footer else b"PARE"
     assert data[:4] == magic and data[-4:] == magic
-    for plain in (b"long string long string", b"y17"):        # no plaintext of encrypted columns
-        assert plain not in data
+    # no plaintext of encrypted columns: the long string, and not two of the
+    # struct's short values ("y17" alone turns up in 50 KB of ciphertext
+    # about once in 300 files: a flaky failure, gone on the retry)
+    assert b"long string long string" not in data
+    assert sum(v in data for v in (b"y17", b"y18", b"y19", b"y21", b"y22")) <= 1
     # pqdb, a new connection with the same registry
     reader = _connect(keys)
     extra = ", encryption_config = {aad_prefix: 'table.part7'}" if aad == "supplied" else ""
