@@ -69,9 +69,9 @@ def like(x: Vector, pattern: Vector, pattern_const, esc_value, case_insensitive:
             w, h, _ = sk.views_from_pylist([lit])
             res = sk.equal_views_const(views, heap, w[0, 0], w[0, 1], h)
         elif kind == "prefix":
-            res = like_kernels.starts_with_const(views, heap, lit_arr)
+            res = like_kernels.affix_const(views, heap, lit_arr, False)
         elif kind == "suffix":
-            res = like_kernels.ends_with_const(views, heap, lit_arr)
+            res = like_kernels.affix_const(views, heap, lit_arr, True)
         elif kind in ("contains", "pieces"):      # on the views: no flattening
             pieces = [b"", lit, b""] if kind == "contains" else lit
             bounds = np.cumsum([0] + [len(p) for p in pieces]).astype(np.int64)

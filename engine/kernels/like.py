@@ -249,26 +249,9 @@ def like_rows(offsets, data, poffsets, pdata, esc):
 
 
 @njit(nogil=True, cache=True)
-def starts_with_const(views, heap, pat):
-    n = views.shape[0]
-    k = pat.shape[0]
-    out = np.zeros(n, np.bool_)
-    for i in range(n):
-        w0 = views[i, 0]
-        w1 = views[i, 1]
-        if _len(w0) < k:
-            continue
-        ok = True
-        for j in range(k):
-            if _byte(w0, w1, heap, j) != pat[j]:
-                ok = False
-                break
-        out[i] = ok
-    return out
-
-
-@njit(nogil=True, cache=True)
-def ends_with_const(views, heap, pat):
+def affix_const(views, heap, pat, suffix):
+    """Each string starts with ``pat`` (ends with it, when ``suffix``):
+    LIKE 'abc%' and LIKE '%abc'."""
     n = views.shape[0]
     k = pat.shape[0]
     out = np.zeros(n, np.bool_)
@@ -278,9 +261,10 @@ def ends_with_const(views, heap, pat):
         ln = _len(w0)
         if ln < k:
             continue
+        at = ln - k if suffix else 0
         ok = True
         for j in range(k):
-            if _byte(w0, w1, heap, ln - k + j) != pat[j]:
+            if _byte(w0, w1, heap, at + j) != pat[j]:
                 ok = False
                 break
         out[i] = ok
