@@ -81,6 +81,24 @@ def test_kernels_load_when_a_query_needs_them(tmp_path):
     assert proc.stdout.strip().splitlines()[-1] == "[(3,)] True"
 
 
+def test_kernel_loads_broadcast_no_llvm_lock_events(tmp_path):
+    # numba times its LLVM lock with an event around every LLVM call; the
+    # engine unhooks them when numba loads (15% of a cache load), and
+    # compiling a new function still works afterwards
+    path = tmp_path / "t.parquet"
+    code = (f"import engine\ncon = engine.connect()\n"
+            f"con.sql(\"COPY (SELECT 1 AS a UNION ALL SELECT 2) TO '{path}'\")\n"
+            f"assert con.sql(\"SELECT sum(a) FROM '{path}'\").fetchall() == [(3,)]\n"
+            "from llvmlite.binding import ffi\n"
+            "hooks = [f.__module__ for f, _ in ffi.lib._lock._cblist]\n"
+            "from numba import njit\n"
+            "f = njit(lambda x: x + 1)\n"
+            "print(hooks, f(41))")
+    proc = run_python(code)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "[] 42"
+
+
 WATCH_SCRIPT = """
 import sys
 from engine.compile_notice import CompileWatch, NOTICE
