@@ -81,14 +81,16 @@ class HttpClient:
         return self._session, self._sem
 
     async def request(self, method: str, url: str, headers: dict | None = None,
-                      byte_range: tuple | None = None, check=None):
+                      byte_range: tuple | None = None, check=None, cuts=None):
         """(status, headers, body) of one request, retried with backoff on
         transient failures.  ``check(status, headers, body)`` may raise
         _Retryable (retried) or PqdbIOError (not).  A GET with a
         ``byte_range`` reads its body into a uint8 array of the range's
         length (one copy of the bytes on the event-loop thread, not a join
         of the chunks and a copy after it); a longer body (a server that
-        ignores Range) comes back as bytes."""
+        ignores Range) comes back as bytes.  ``cuts`` ((lo, hi) offsets into
+        the range, sorted by lo): a 206's body goes straight into one array
+        per cut (a ``CutBody``), the bytes between cuts are dropped."""
         import aiohttp
         s = self.settings
         hdrs = {"Accept-Encoding": "identity"}
@@ -111,7 +113,11 @@ class HttpClient:
                         if method == "HEAD":
                             body = b""
                         elif byte_range is not None and method == "GET":
-                            body = await _read_body(resp, byte_range[1] - byte_range[0])
+                            length = byte_range[1] - byte_range[0]
+                            if cuts is not None and status == 206:
+                                body = await _read_cut_body(resp, length, cuts)
+                            else:
+                                body = await _read_body(resp, length)
                         else:
                             body = await resp.read()
                         self.io.add(bytes_fetched=len(body))
@@ -165,6 +171,52 @@ async def _read_body(resp, length: int):
     return buf if pos == length else buf[:pos]
 
 
+class CutBody:
+    """A range's body read into one array per cut (``parts``); ``len`` is
+    the bytes received, gaps included (the length checks compare it)."""
+
+    __slots__ = ("parts", "received")
+
+    def __init__(self, parts: list, received: int):
+        self.parts, self.received = parts, received
+
+    def __len__(self) -> int:
+        return self.received
+
+
+async def _read_cut_body(resp, length: int, cuts) -> CutBody:
+    """The body of a 206 for ``length`` bytes, each cut's bytes copied once
+    into its own array as blocks arrive (a merged request's ranges: no
+    array of the whole range, no second copy per range).  A body longer
+    than ``length`` is a truncated/invalid response for the checks: its
+    ``received`` says so."""
+    parts = [np.empty(hi - lo, np.uint8) for lo, hi in cuts]
+    first, pos = 0, 0
+    while True:
+        block = await resp.content.readany()
+        if not block:
+            break
+        n = len(block)
+        end = pos + n
+        if end > length:
+            pos = end
+            continue                  # too long: only counted (the check fails it)
+        view = None
+        k = first
+        while k < len(cuts) and cuts[k][0] < end:
+            lo, hi = cuts[k]
+            a, b = max(lo, pos), min(hi, end)
+            if a < b:
+                if view is None:
+                    view = np.frombuffer(block, np.uint8)
+                parts[k][a - lo:b - lo] = view[a - pos:b - pos]
+            k += 1
+        while first < len(cuts) and cuts[first][1] <= end:
+            first += 1
+        pos = end
+    return CutBody(parts, pos)
+
+
 _CLIENTS: "weakref.WeakSet[HttpClient]" = weakref.WeakSet()
 
 
@@ -185,6 +237,20 @@ def default_client() -> HttpClient:
         if _default_client is None or _default_client._closed:
             _default_client = HttpClient()
         return _default_client
+
+
+def _cut_future(whole: Future, cuts) -> Future:
+    """A future of the cuts' slices of ``whole``'s bytes."""
+    out: Future = Future()
+
+    def cut(f):
+        if f.exception() is not None:
+            out.set_exception(f.exception())
+        else:
+            data = memoryview(f.result())
+            out.set_result([data[lo:hi] for lo, hi in cuts])
+    whole.add_done_callback(cut)
+    return out
 
 
 def _status_error(status: int, url: str, byte_range=None, what: str = "") -> PqdbIOError:
@@ -250,6 +316,14 @@ class HttpSource(RemoteSource):
             return self._small(start, end)
         return self.client.run(self._range(start, end))
 
+    def submit_cuts(self, start: int, end: int, cuts) -> Future:
+        """A future of one array per (lo, hi) of ``cuts`` (offsets into
+        [start, end), sorted by lo): the bytes [start + lo, start + hi),
+        from one request whose bytes between cuts are dropped."""
+        if self._whole is not None or self._size < SMALL_FILE:
+            return _cut_future(self.submit(start, end), cuts)
+        return self.client.run(self._range(start, end, cuts))
+
     def _small(self, start: int, end: int) -> Future:
         with self._whole_lock:
             if self._whole_future is None:
@@ -273,15 +347,17 @@ class HttpSource(RemoteSource):
         self._whole = body
         return body
 
-    async def _range(self, start: int, end: int):
+    async def _range(self, start: int, end: int, cuts=None):
         hdrs = {"Range": f"bytes={start}-{end - 1}"}
         hdrs.update(self._conditions())
         _, _, body = await self.client.request("GET", self.path, hdrs, (start, end),
-                                               self._checker(start, end))
+                                               self._checker(start, end), cuts)
+        if isinstance(body, CutBody):
+            return body.parts
         if len(body) != end - start:        # 200: the whole file, kept
             self._whole = body
-            return memoryview(body)[start:end]
-        return body
+            body = memoryview(body)[start:end]
+        return body if cuts is None else [memoryview(body)[lo:hi] for lo, hi in cuts]
 
     def _checker(self, start: int, end: int):
         url, size, etag = self.path, self._size, self.etag

@@ -194,8 +194,12 @@ class RemoteSource(ByteSource):
         if not missing:
             return
         sub = [ranges[i] for i in missing]
+        submit_cuts = getattr(self, "submit_cuts", None)
         for start, end, members in coalesce(sub, self.settings.coalesce_gap, max_waste):
             idx = [missing[m] for m in members]
+            if submit_cuts is not None and len(idx) > 1 and end - start <= MAX_REQUEST:
+                self._fetch_cut(start, end, idx, ranges, submit_cuts, done)
+                continue
             try:
                 pieces = [(a, min(a + MAX_REQUEST, end), self.submit(a, min(a + MAX_REQUEST, end)))
                           for a in range(start, end, MAX_REQUEST)]
@@ -207,6 +211,35 @@ class RemoteSource(ByteSource):
                 off, length = ranges[i]
                 mine = [p for p in pieces if p[0] < off + length and p[1] > off]
                 self._deliver_when_done(i, off, length, mine, done)
+
+    def _fetch_cut(self, start: int, end: int, idx: list, ranges, submit_cuts, done) -> None:
+        """One request for the ranges ``idx`` (merged into [start, end)),
+        each range's bytes read straight into an array of its own."""
+        idx = sorted(idx, key=lambda i: ranges[i][0])
+        cuts = [(ranges[i][0] - start, ranges[i][0] - start + ranges[i][1]) for i in idx]
+        try:
+            fut = submit_cuts(start, end, cuts)
+        except Exception as e:              # noqa: BLE001 - handed to the waiters
+            for i in idx:
+                done(i, None, e)
+            return
+
+        def arrived(f) -> None:
+            error = f.exception()
+            for k, i in enumerate(idx):
+                if error is not None:
+                    done(i, None, error)
+                    continue
+                off, length = ranges[i]
+                try:
+                    piece = f.result()[k]
+                    self._check_length(piece, off, length)
+                    self._to_disk(off, piece)
+                except Exception as e:      # noqa: BLE001 - handed to the waiter
+                    done(i, None, e)
+                    continue
+                done(i, piece, None)
+        fut.add_done_callback(arrived)
 
     def _deliver_when_done(self, i: int, off: int, length: int, pieces: list, done) -> None:
         """Call ``done(i, ...)`` once every piece (start, end, future) under

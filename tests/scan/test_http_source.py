@@ -302,3 +302,72 @@ def test_a_range_response_becomes_the_page_and_slices_are_copied(fault_server, c
     assert len(fault_server.data_requests()) == requests + 1          # one coalesced request
     assert bytes(a) == data[50_000:51_000] and bytes(b) == data[51_010:52_010]
     assert a.base is None and len(a) == 1000 and b.base is None       # copies, not views
+
+
+def test_a_merged_request_reads_each_range_into_its_own_array(fault_server, client, sample):
+    """Ranges merged into one request come back as arrays of their own
+    (no array of the whole request, no second copy), overlapping ranges
+    included; a truncated merged response is retried; a server ignoring
+    Range still gives every range's bytes."""
+    import threading
+
+    import numpy as np
+    data = fault_server.files.get("a.parquet") or open(sample, "rb").read()
+    ranges = [(20_000, 1000), (21_100, 900), (21_500, 300), (23_000, 2500)]
+
+    def fetch(faults):
+        url = fault_server.add("a.parquet", sample)
+        if faults:
+            fault_server.fail("a.parquet", *faults)
+        src = HttpSource(url, client)
+        got, done_all = {}, threading.Event()
+
+        def done(i, piece, error):
+            got[i] = (piece, error)
+            if len(got) == len(ranges):
+                done_all.set()
+        fault_server.clear_log()
+        src.fetch_ranges(ranges, done, max_waste=1.0)
+        assert done_all.wait(10)
+        for i, (off, n) in enumerate(ranges):
+            piece, error = got[i]
+            assert error is None
+            assert bytes(piece) == data[off:off + n], (faults, i)
+        return got
+    got = fetch([])
+    assert len(fault_server.data_requests()) == 1
+    for piece, _ in got.values():
+        assert isinstance(piece, np.ndarray) and piece.base is None and piece.flags.writeable
+    fetch(["truncate"])
+    assert len(fault_server.data_requests()) == 2                   # the retry
+    fetch(["ignore_range"])
+
+
+def test_cut_body_copies_blocks_across_cut_boundaries():
+    """_read_cut_body with blocks of every small size: each cut gets exactly
+    its bytes, gaps are dropped, a short body reports what it received."""
+    import asyncio
+
+    import numpy as np
+
+    from scan.io.http import _read_cut_body
+    body = bytes(range(256)) * 4
+
+    class Content:
+        def __init__(self, step, upto):
+            self.blocks = [body[i:min(i + step, upto)] for i in range(0, upto, step)]
+
+        async def readany(self):
+            return self.blocks.pop(0) if self.blocks else b""
+
+    class Resp:
+        def __init__(self, step, upto):
+            self.content = Content(step, upto)
+    cuts = [(0, 10), (5, 40), (100, 101), (300, 700), (1000, 1024)]
+    for step in (1, 3, 7, 64, 333, 1024):
+        got = asyncio.run(_read_cut_body(Resp(step, len(body)), len(body), cuts))
+        assert len(got) == len(body)
+        assert [bytes(p) for p in got.parts] == [body[lo:hi] for lo, hi in cuts]
+        assert all(isinstance(p, np.ndarray) for p in got.parts)
+    short = asyncio.run(_read_cut_body(Resp(50, 600), len(body), cuts))
+    assert len(short) == 600
