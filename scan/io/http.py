@@ -115,7 +115,7 @@ class HttpClient:
                         elif byte_range is not None and method == "GET":
                             length = byte_range[1] - byte_range[0]
                             if cuts is not None and status == 206:
-                                body = await _read_cut_body(resp, length, cuts)
+                                body = await read_cut_body(resp, length, cuts)
                             else:
                                 body = await _read_body(resp, length)
                         else:
@@ -184,7 +184,7 @@ class CutBody:
         return self.received
 
 
-async def _read_cut_body(resp, length: int, cuts) -> CutBody:
+async def read_cut_body(resp, length: int, cuts) -> CutBody:
     """The body of a 206 for ``length`` bytes, each cut's bytes copied once
     into its own array as blocks arrive (a merged request's ranges: no
     array of the whole range, no second copy per range).  A body longer

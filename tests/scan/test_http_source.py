@@ -344,13 +344,13 @@ def test_a_merged_request_reads_each_range_into_its_own_array(fault_server, clie
 
 
 def test_cut_body_copies_blocks_across_cut_boundaries():
-    """_read_cut_body with blocks of every small size: each cut gets exactly
+    """read_cut_body with blocks of every small size: each cut gets exactly
     its bytes, gaps are dropped, a short body reports what it received."""
     import asyncio
 
     import numpy as np
 
-    from scan.io.http import _read_cut_body
+    from scan.io.http import read_cut_body
     body = bytes(range(256)) * 4
 
     class Content:
@@ -365,9 +365,9 @@ def test_cut_body_copies_blocks_across_cut_boundaries():
             self.content = Content(step, upto)
     cuts = [(0, 10), (5, 40), (100, 101), (300, 700), (1000, 1024)]
     for step in (1, 3, 7, 64, 333, 1024):
-        got = asyncio.run(_read_cut_body(Resp(step, len(body)), len(body), cuts))
+        got = asyncio.run(read_cut_body(Resp(step, len(body)), len(body), cuts))
         assert len(got) == len(body)
         assert [bytes(p) for p in got.parts] == [body[lo:hi] for lo, hi in cuts]
         assert all(isinstance(p, np.ndarray) for p in got.parts)
-    short = asyncio.run(_read_cut_body(Resp(50, 600), len(body), cuts))
+    short = asyncio.run(read_cut_body(Resp(50, 600), len(body), cuts))
     assert len(short) == 600
