@@ -115,14 +115,28 @@ def _plain_decimals(src, pos, end, n, tl, out, j, sel, r, use_sel):
 
 
 @njit(nogil=True, cache=True)
+def none_selected(sel, r, n):
+    """Whether no row of [r, r + n) is selected (an OR over the bytes: no
+    early exit, so the loop vectorizes)."""
+    acc = np.uint8(0)
+    for k in range(r, r + n):
+        acc |= sel[k]
+    return acc == 0
+
+
+@njit(nogil=True, cache=True)
 def decode_pages(src, starts, usizes, nvals, encs, dictionary, out, out_bytes, sel, use_sel,
                   width, nulls):
     """Decode every data page of a required chunk into ``out``; page i's
     bytes are src[starts[i]:starts[i] + usizes[i]].  ``out`` has one slot of
-    slack.  Returns the number of values kept, or -1 on a defect."""
+    slack.  Returns the number of values kept, or -1 on a defect.  With
+    ``use_sel`` a page none of whose rows is selected is skipped."""
     j = 0
     r = 0
     for i in range(starts.shape[0]):
+        if use_sel and none_selected(sel, r, nvals[i]):
+            r += nvals[i]
+            continue
         kept = _decode_page(src, starts[i], starts[i] + usizes[i], nvals[i], encs[i],
                             dictionary, out, out_bytes, j, sel, r, use_sel, width, nulls)
         if kept < 0:
@@ -141,13 +155,19 @@ def decode_snappy_pages(buf, starts, csizes, usizes, compressed, nvals, encs, di
     still in cache -- one call for the whole chunk.  A page with a slot in
     the kept ``arena`` (``slots[i]`` >= 0; no slots when ``slots`` is
     empty) is read from there, decompressed into it first when ``fill[i]``
-    (scan/kept_pages.py)."""
+    (scan/kept_pages.py).  With ``use_sel`` a page none of whose rows is
+    selected is neither decompressed nor decoded (unless its kept slot is
+    to be filled: the slot's page counts as filled after this call)."""
     j = 0
     r = 0
     keeping = slots.shape[0] > 0
     filling = fill.shape[0] > 0
     for i in range(starts.shape[0]):
         usize = usizes[i]
+        if use_sel and not (keeping and filling and slots[i] >= 0 and fill[i]) \
+                and none_selected(sel, r, nvals[i]):
+            r += nvals[i]
+            continue
         src, pos = scratch, 0
         if keeping and slots[i] >= 0:
             src, pos = arena, slots[i]

@@ -99,6 +99,31 @@ def test_plain_pages_are_kept_charged_and_read_again(tmp_path, nulls):
     assert bm.bytes_cached == 0                          # the arenas went with their chunks
 
 
+@pytest.mark.parametrize("nulls", [False, True])
+def test_a_sparse_selection_fills_every_page_it_claims(tmp_path, nulls):
+    """The first read of a chunk selects a few rows: pages without a
+    selected row are skipped, but not the kept slots it fills, so later
+    reads of every row (from the slots) equal pyarrow."""
+    n = 30_000
+    table = _table(n, nulls, seed=7)
+    path = _write(tmp_path, table)
+    pf = open_parquet(path, BufferManager(256 << 20))
+    rng = np.random.default_rng(8)
+    for name in ("i64", "dec", "opt"):
+        c = pf.column_index(name)
+        want = _want(table, name)
+        rows = np.zeros(n, bool)
+        rows[rng.integers(0, n, 4)] = True
+        assert _got(pf.read_column(0, c, rows)) == [w for w, r in zip(want, rows) if r], name
+        buf, ch, kept = _kept(pf, c)
+        assert kept is not None and (kept.state == 2).all(), name
+        saved = buf.copy()
+        buf[:] = 0                               # every page from its slot now
+        again = decode_required_chunk(buf, pf.columns[c], ch, n, True, None, False)
+        buf[:] = saved
+        assert again is not None and _got(again) == want, name
+
+
 def test_concurrent_ranges_fill_the_pages_they_read(tmp_path):
     """Morsel-like ranges read at once by several threads, cut inside pages
     and across them: every range equals pyarrow, afterwards every page

@@ -74,7 +74,9 @@ def _check_file(path, expect_fast=True):
             n = pf.row_groups[rg].num_rows
             want = want_all[start:start + n]
             start += n
-            for rows in (None, rng.random(n) < 0.3, np.zeros(n, bool)):
+            sparse = np.zeros(n, bool)          # most pages without a selected row
+            sparse[rng.integers(0, n, 3)] = True
+            for rows in (None, rng.random(n) < 0.3, np.zeros(n, bool), sparse):
                 for codes in (False, True):
                     got = decode_required_chunk(buf, col, ch, n, True, rows, codes)
                     if got is None:
