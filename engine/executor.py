@@ -10,6 +10,7 @@ import numpy as np
 from engine.block import Block, take_block
 from engine.context import ExecutionContext, set_current_cancel
 from engine.errors import MemoryLimitError, QueryInterrupted, UnsupportedFeatureError
+from engine.operators.chunk_wants import want_plan_chunks
 from engine.operators.collect import CollectSink, concat_shared, held_nbytes
 from engine.operators.project import ProjectOperator
 from engine.pipeline import BlockSource, Pipeline, Sink
@@ -55,6 +56,7 @@ def execute(plan: L.Node, ctx: ExecutionContext) -> Block:
     ex = _Executor(ctx)
     try:
         ex.find_repeated_subplans(plan)
+        want_plan_chunks(plan, ctx)
         return ex.materialize(plan)
     except KeyboardInterrupt:
         token.cancel("interrupted")

@@ -59,6 +59,7 @@ class ParquetFile:
         self._pads_chunks = _old_parquet_mr(self.metadata.created_by)
         self._checked: dict = {}          # (row group, column) -> _check_chunk's result
         self._prefetcher = None           # remote files: scan/prefetch.py, after will_read
+        self._wanted_keys: dict = {}      # field names -> chunk cache keys (want_chunks)
 
     def _read_footer(self) -> FileMetadata:
         size = self.source.size()
@@ -211,20 +212,45 @@ class ParquetFile:
         if not getattr(self.source, "remote", False):
             return
         from scan.prefetch import ChunkPrefetcher
-        leaves: list = []
-        resolved = []
-        for rg, cols, *ranges in plan:
-            leaves = []
-            for c in cols:
-                if isinstance(c, str):
-                    leaves.extend(i.index for i in self.columns
-                                  if i.path and i.path[0] == c)
-                elif 0 <= c < len(self.columns):
-                    leaves.append(c)
-            resolved.append((rg, leaves, ranges[0] if ranges else None))
+        resolved = [(rg, self._leaves(cols), ranges[0] if ranges else None)
+                    for rg, cols, *ranges in plan]
         if self._prefetcher is None:
             self._prefetcher = ChunkPrefetcher(self, self.buffer_manager.memory_budget_bytes // 4)
         self._prefetcher.announce(resolved)
+
+    def _leaves(self, cols) -> list:
+        """Leaf column indexes of ``cols`` (leaf indexes, or top-level field
+        names: every leaf under the field)."""
+        leaves = []
+        for c in cols:
+            if isinstance(c, str):
+                leaves.extend(i.index for i in self.columns if i.path and i.path[0] == c)
+            elif 0 <= c < len(self.columns):
+                leaves.append(c)
+        return leaves
+
+    def want_chunks(self, fields) -> None:
+        """A query will read the top-level ``fields`` (names, any case) of
+        this local file: every row group's chunks of them are marked wanted
+        in the buffer manager (BufferManager.want: not evicted for this
+        query's other reads).  Remote files prefetch instead (will_read)."""
+        if getattr(self.source, "remote", False):
+            return
+        names = frozenset(f.lower() for f in fields)
+        keys = self._wanted_keys.get(names)
+        if keys is None:
+            leaves = [i.index for i in self.columns if i.path and i.path[0].lower() in names]
+            extents = []
+            for rg in range(len(self.row_groups)):
+                for c in leaves:
+                    try:
+                        _, _, chunk, length = self.chunk_extent(rg, c)
+                    except (PqdbError, ValueError):
+                        continue        # (the scan raises it if it reads the chunk)
+                    extents.append((chunk.start, length))
+            keys = self._wanted_keys[names] = self.buffer_manager.keys_of(self.source, extents)
+        if keys:
+            self.buffer_manager.want(keys)
 
     def chunk_extent(self, row_group: int, column: int) -> tuple:
         """(column, row group, chunk, bytes to read) of a readable chunk."""

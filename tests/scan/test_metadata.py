@@ -258,6 +258,32 @@ def test_a_scan_larger_than_the_cache_keeps_what_fit(tmp_path):
     assert bm.reads == reads and not bm.holds(src, 0, 1000)
 
 
+def test_pages_a_query_will_read_are_not_evicted_for_its_earlier_misses(tmp_path):
+    """A run that starts with a miss evicted, under LRU, the page it was
+    about to hit, and so on down the cache: 0 hits.  Pages the query said
+    it will read (``want``) stay, the miss is not cached: every cached
+    page is hit.  Pages no query wants are evicted as before."""
+    p = tmp_path / "f.bin"
+    p.write_bytes(os.urandom(8192))
+    src = LocalFileSource(str(p))
+
+    def run(bm, order, wanted):
+        bm.begin_query()
+        if wanted:
+            bm.want(bm.keys_of(src, [(off, 1000) for off in order]))
+        hits = bm.hits
+        for off in order:
+            bm.get(src, off, 1000)
+        return bm.hits - hits
+    for wanted, second in ((False, 0), (True, 3)):
+        bm = BufferManager(3000)
+        assert run(bm, [0, 1000, 2000, 3000, 4000], wanted) == 0     # caches 0, 1000, 2000
+        assert run(bm, [3000, 0, 1000, 2000, 4000], wanted) == second, wanted
+    bm.begin_query()                               # nothing wanted: LRU evicts
+    bm.get(src, 5000, 1000)
+    assert bm.holds(src, 5000, 1000) and bm.bytes_cached <= 3000
+
+
 def test_buffer_manager_single_flight_and_eviction(tmp_path):
     p = tmp_path / "f.bin"
     p.write_bytes(os.urandom(4096))
