@@ -127,6 +127,7 @@ class BufferManager:
         self._query = 0                 # begin_query's count; 0: plain LRU
         self._used_in: dict = {}        # key -> the query that last used the page
         self._wanted: set = set()       # keys the running query said it will read
+        self._settled = 0               # the query whose reads found only protected pages
         _MANAGERS.add(self)
 
     def begin_query(self) -> None:
@@ -148,23 +149,45 @@ class BufferManager:
     def want(self, keys) -> None:
         """The running query will read the ranges of ``keys`` (keys_of; its
         scans announce their chunks): a cached one of them is not evicted
-        for a page this query reads before it (see _bypass)."""
+        for a page this query reads before it (see _room_for)."""
         with self._lock:
             if self._query:
                 self._wanted |= keys
 
-    def _bypass(self, length: int) -> bool:
-        """Whether a page of ``length`` bytes read now stays uncached (lock
-        held): it does not fit without evicting, and the page LRU would
-        evict was used by the current query or is one it said it will read
-        -- evicting that page would only make a later read of this query
-        miss (a run starting with a miss evicted, one by one, each page
-        the run was about to hit: SF10 Q20 hit 80 of ~700 MB cached)."""
-        if not self._query or self._used + length <= self.memory_budget_bytes \
-                or not self._pages:
+    def _protected(self, key) -> bool:
+        """A page the running query used or said it will read (lock held)."""
+        return self._used_in.get(key) == self._query or key in self._wanted
+
+    def _room_for(self, length: int, evicted: list) -> bool:
+        """Make room for a page of ``length`` bytes read now (lock held):
+        whether it is cached.  Once queries are marked (begin_query), pages
+        the running query used or will read are passed over (moved behind
+        the others) and the least recently used of the rest evicted; when
+        only such pages are left, the page stays uncached -- evicting one
+        would only make a later read of this query miss (a run starting
+        with a miss evicted, one by one, each page it was about to hit:
+        SF10 Q20 hit 80 of ~700 MB cached).  Evicted pages go to
+        ``evicted``."""
+        if length > self.memory_budget_bytes:
             return False
-        head = next(iter(self._pages))
-        return self._used_in.get(head) == self._query or head in self._wanted
+        if not self._query or self._used + length <= self.memory_budget_bytes:
+            return True                 # (_evict_to makes the room)
+        if self._settled == self._query:
+            return False                # only protected pages left in this query
+        pages, passed = self._pages, 0
+        while self._used + length > self.memory_budget_bytes:
+            if not pages or passed >= len(pages):
+                self._settled = self._query
+                return False
+            key = next(iter(pages))
+            if self._protected(key):
+                pages.move_to_end(key)
+                passed += 1
+                continue
+            page = pages.pop(key)
+            self._used -= self._forget(key, page)
+            evicted.append(page)
+        return True
 
     @property
     def bytes_cached(self) -> int:
@@ -236,15 +259,16 @@ class BufferManager:
         with self._lock:
             self._pending.pop(key, None)
             self.reads += 1
-            evicted = []
-            if length <= self.memory_budget_bytes and (fresh or not self._bypass(length)):
+            evicted: list = []
+            if (fresh and length <= self.memory_budget_bytes) or \
+                    (not fresh and self._room_for(length, evicted)):
                 self._pages[key] = out
                 self._keys[id(out)] = key
                 self._used_in[key] = self._query
                 self._used += out.nbytes
                 if fresh:
                     self._fresh.add(key)
-                evicted = self._evict_to(self.memory_budget_bytes)
+                evicted += self._evict_to(self.memory_budget_bytes)
                 self.peak_bytes = max(self.peak_bytes, self._used)
         pending.event.set()
         _notify(evicted)

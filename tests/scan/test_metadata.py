@@ -282,6 +282,23 @@ def test_pages_a_query_will_read_are_not_evicted_for_its_earlier_misses(tmp_path
     bm.begin_query()                               # nothing wanted: LRU evicts
     bm.get(src, 5000, 1000)
     assert bm.holds(src, 5000, 1000) and bm.bytes_cached <= 3000
+    # a wanted page at the LRU end is passed over: the next unwanted one goes
+    bm = BufferManager(3000)
+    bm.begin_query()
+    for off in (0, 1000, 2000):
+        bm.get(src, off, 1000)
+    bm.begin_query()
+    bm.want(bm.keys_of(src, [(0, 1000), (3000, 1000)]))
+    bm.get(src, 3000, 1000)
+    assert bm.holds(src, 3000, 1000) and bm.holds(src, 0, 1000)
+    assert not bm.holds(src, 1000, 1000) and bm.holds(src, 2000, 1000)
+    hits = bm.hits
+    bm.get(src, 0, 1000)
+    assert bm.hits == hits + 1
+    bm.get(src, 4000, 1000)                        # evicts 2000, the last unprotected page
+    assert bm.holds(src, 4000, 1000) and not bm.holds(src, 2000, 1000)
+    bm.get(src, 5000, 1000)                        # only protected pages left: not cached
+    assert not bm.holds(src, 5000, 1000) and bm.bytes_cached == 3000
 
 
 def test_buffer_manager_single_flight_and_eviction(tmp_path):
