@@ -133,9 +133,10 @@ class BufferManager:
     def begin_query(self) -> None:
         """A query starts (the engine calls this).  From the first call on,
         a page read when the cache is full of pages the current query used
-        already is not cached: a scan larger than the cache then keeps the
-        part that fit from one run to the next, where LRU evicted each page
-        just before the next run asked for it (SF10 lineitem's columns)."""
+        already or said it will read (``want``) is not cached (_room_for):
+        a scan larger than the cache then keeps the part that fit from one
+        run to the next, where LRU evicted each page just before the next
+        run asked for it (SF10 lineitem's columns)."""
         with self._lock:
             self._query += 1
             self._wanted = set()
