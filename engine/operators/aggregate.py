@@ -65,12 +65,12 @@ def presize_groups(expected: int, threads: int, memory) -> int:
     return hint
 
 
-def _expected_groups(node) -> int:
-    """The planner's estimate of the GROUP BY's groups when statistics or
-    feedback made it; 0 for a default guess."""
+def _estimate(node) -> int:
+    """The planner's estimate of ``node``'s rows unless it is a default
+    guess (0 then, or without a plan below)."""
     from planner.cardinality import estimate_with_source
-    if node.child is None:          # (a sink made without a plan below it)
-        return 0
+    if node is None or getattr(node, "child", True) is None:
+        return 0                    # (a sink made without a plan below it)
     est = estimate_with_source(node)
     return 0 if est.source == "default" else int(est.value)
 
@@ -93,6 +93,12 @@ class _Local:
             hint = presize_groups(sink.expected_groups, sink.threads, sink.memory)
             if hint:
                 self.table.reserve(hint)
+        # a DISTINCT's (group, value) pairs: at most the input's rows (SF10
+        # Q16: 1.2M pairs grown in doubling steps took a twelfth of it)
+        hint = presize_groups(sink.expected_input, sink.threads, sink.memory) \
+            if self.distinct else 0
+        for table in self.distinct.values() if hint else ():
+            table.reserve(hint)
         self.heap_cache = HeapCache(sink.memory, "group keys' string heaps")
         self.per_group = 24 * len(sink.aggs)    # accumulator bytes per group (estimate)
         self.accounted_groups = 0
@@ -368,7 +374,9 @@ class AggregateSink(Sink):
         self.node = node
         self.having = having
         self.groups_made: list[int] = []   # each finished partition's groups, before HAVING
-        self.expected_groups = _expected_groups(node) if node.groups else 0
+        self.expected_groups = _estimate(node) if node.groups else 0
+        self.expected_input = _estimate(node.child) \
+            if any(a.distinct for a in node.aggregates) else 0
         self.out_types = [f.type for f in node.schema]
         self.groups = node.groups
         self.aggs = node.aggregates

@@ -124,3 +124,25 @@ def test_tables_start_at_the_estimated_groups(clustered, monkeypatch):
     monkeypatch.setattr(GroupTable, "reserve", spy)
     assert_rows_equal(con.sql(sql).fetchall(), want, ordered=False)
     assert sizes and 25_000 <= sizes[0] <= 35_000, sizes
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_distinct_tables_start_at_the_estimated_input(clustered, monkeypatch, threads):
+    """A DISTINCT's (group, value) table is reserved at its thread's share
+    of the input's estimated 90k rows once the statistics know them (never
+    more), and the counts match DuckDB's."""
+    from engine.kernels.hashtable import GroupTable
+    sizes = []
+    original = GroupTable.reserve
+
+    def spy(self, groups, heap_bytes=0):
+        sizes.append(groups)
+        return original(self, groups, heap_bytes)
+    sql = "SELECT r % 7 AS g, count(DISTINCT k), count(DISTINCT s), sum(v) FROM t GROUP BY g"
+    con = pqdb_with_views({"t": clustered}, threads=threads)
+    want = duck(sql, t=clustered)
+    assert_rows_equal(con.sql(sql).fetchall(), want, ordered=False)
+    monkeypatch.setattr(GroupTable, "reserve", spy)
+    assert_rows_equal(con.sql(sql).fetchall(), want, ordered=False)
+    share = 90_000 // threads
+    assert sizes.count(share) >= 2 * threads, sizes       # both DISTINCT tables of every thread
