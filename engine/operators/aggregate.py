@@ -17,6 +17,7 @@ from engine.kernels.partition import gather_remapped
 from engine.operators.accumulators import make_accumulator, moved_out, share_state, state_bytes
 from engine.operators.collect import concat_consumed
 from engine.operators.group_results import finish_groups
+from engine.operators.group_sizing import planned_rows, presize_groups
 from engine.pipeline import Sink
 from engine.scheduler import parallel_map
 from planner.expressions import Call, ColumnRef, Literal, column_indexes
@@ -42,37 +43,6 @@ def key_layout(types) -> tuple[int, int]:
         else:
             kw += 2 if t.numpy_dtype == object else 1
     return kw + 1, ks
-
-
-# a GROUP BY the statistics expect this many groups of starts each thread's
-# table at its share of them (no doubling steps from 256 groups: Q18's 1.5M
-# order keys took 12, a tenth of the aggregation); a share the memory limit
-# cannot hold many times over starts small as before
-PRESIZE_MIN_GROUPS = 1 << 14
-PRESIZE_LIMIT_SHARE = 1 / 32
-_PRESIZE_BYTES_PER_GROUP = 48      # slots, hash and one key word, doubled capacity
-
-
-def presize_groups(expected: int, threads: int, memory) -> int:
-    """Groups to reserve in one thread's table up front: its share of the
-    planner's estimate (0: grow from small)."""
-    hint = expected // max(threads, 1)
-    if hint < PRESIZE_MIN_GROUPS:
-        return 0
-    limit = getattr(getattr(memory, "parent", memory), "limit", None)
-    if limit is not None and hint * _PRESIZE_BYTES_PER_GROUP > limit * PRESIZE_LIMIT_SHARE:
-        return 0
-    return hint
-
-
-def _estimate(node) -> int:
-    """The planner's estimate of ``node``'s rows unless it is a default
-    guess (0 then, or without a plan below)."""
-    from planner.cardinality import estimate_with_source
-    if node is None or getattr(node, "child", True) is None:
-        return 0                    # (a sink made without a plan below it)
-    est = estimate_with_source(node)
-    return 0 if est.source == "default" else int(est.value)
 
 
 class _Local:
@@ -374,8 +344,8 @@ class AggregateSink(Sink):
         self.node = node
         self.having = having
         self.groups_made: list[int] = []   # each finished partition's groups, before HAVING
-        self.expected_groups = _estimate(node) if node.groups else 0
-        self.expected_input = _estimate(node.child) \
+        self.expected_groups = planned_rows(node) if node.groups else 0
+        self.expected_input = planned_rows(node.child) \
             if any(a.distinct for a in node.aggregates) else 0
         self.out_types = [f.type for f in node.schema]
         self.groups = node.groups

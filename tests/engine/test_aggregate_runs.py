@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from engine.kernels.aggregates import run_heads
-from engine.operators import aggregate
+from engine.operators import aggregate, group_sizing
 from tests.connections import pqdb_with_views
 from tests.engine.test_executor_helpers import assert_rows_equal, duck
 
@@ -100,11 +100,11 @@ def test_presize_groups_takes_a_thread_share_within_the_memory_limit():
 
     class Query:
         parent = Tracker()
-    assert aggregate.presize_groups(1_500_000, 2, Query()) == 750_000
-    assert aggregate.presize_groups(1_500_000, 2, None) == 750_000
-    assert aggregate.presize_groups(20_000, 2, Query()) == 0           # small: grows as before
+    assert group_sizing.presize_groups(1_500_000, 2, Query()) == 750_000
+    assert group_sizing.presize_groups(1_500_000, 2, None) == 750_000
+    assert group_sizing.presize_groups(20_000, 2, Query()) == 0           # small: grows as before
     Tracker.limit = 100 << 20                                           # 750k groups > 1/32 of it
-    assert aggregate.presize_groups(1_500_000, 2, Query()) == 0
+    assert group_sizing.presize_groups(1_500_000, 2, Query()) == 0
 
 
 def test_tables_start_at_the_estimated_groups(clustered, monkeypatch):
