@@ -399,7 +399,7 @@ def _decode_range(buf, table: PageTable, p0: int, p1: int, codec: str, flat, kdt
                 return None             # a size mismatch: the general path names it
             src = buf
         else:
-            src, starts = _page_bytes(buf, table, p0, p1, codec)
+            src, starts = _page_bytes(buf, table, p0, p1, codec, sel)
         kept = decode_pages(src, starts, usizes, nvals, encs, flat, out, out.view(np.uint8),
                              sel_u8, select, width, nulls)
     if kept != n_keep:
@@ -418,18 +418,27 @@ def _decompress_into(codec: str, body, usize: int, out) -> None:
         decompress(codec, body, usize, out)
 
 
-def _page_bytes(buf, table: PageTable, p0: int, p1: int, codec: str):
+def _page_bytes(buf, table: PageTable, p0: int, p1: int, codec: str, sel=None):
     """(arena, start of each page in it): data pages [p0, p1) decompressed
     by the codec library (GZIP, ZSTD, LZ4...; SNAPPY is decompressed inside
-    the kernel)."""
+    the kernel).  With a row selection ``sel`` a page none of whose rows is
+    selected is left undecompressed (the decode kernel skips it too)."""
     usizes = table.usizes[p0:p1]
     offsets = np.concatenate([[0], np.cumsum(usizes)]).astype(np.int64)
     arena = np.empty(int(offsets[-1]), np.uint8)
-    for start, csize, usize, off, comp in zip(table.starts[p0:p1].tolist(),
-                                               table.csizes[p0:p1].tolist(), usizes.tolist(),
-                                               offsets.tolist(), table.compressed[p0:p1].tolist()):
-        _decompress_into(codec if comp else "UNCOMPRESSED", buf[start:start + csize], usize,
-                         arena[off:off + usize])
+    if sel is None:
+        wanted = [True] * (p1 - p0)
+    else:
+        rows = np.concatenate([[0], np.cumsum(table.nvals[p0:p1])]).astype(np.int64)
+        picked = np.concatenate([[0], np.cumsum(sel, dtype=np.int64)])
+        ends = np.minimum(rows, len(sel))
+        wanted = (picked[ends[1:]] > picked[ends[:-1]]).tolist()
+    for start, csize, usize, off, comp, want in zip(
+            table.starts[p0:p1].tolist(), table.csizes[p0:p1].tolist(), usizes.tolist(),
+            offsets.tolist(), table.compressed[p0:p1].tolist(), wanted):
+        if want:
+            _decompress_into(codec if comp else "UNCOMPRESSED", buf[start:start + csize],
+                             usize, arena[off:off + usize])
     return arena, offsets[:-1]
 
 

@@ -146,6 +146,34 @@ def test_other_codecs(tmp_path, codec, version):
     assert _check_file(path) > 0
 
 
+def test_other_codecs_decompress_only_pages_with_selected_rows(tmp_path, monkeypatch):
+    """A sparse selection decompresses the pages holding selected rows only
+    (and gives pyarrow's values for them)."""
+    import scan.required_chunk as rc
+    path = str(tmp_path / "t.parquet")
+    table = _required_table(20_000, 20_000, 4).select(["i64"])
+    pq.write_table(table, path, compression="zstd", use_dictionary=False, data_page_size=4096)
+    pf = open_parquet(path)
+    buf, col, ch = _chunk(pf, 0, 0)
+    calls = []
+    original = rc.decompress
+
+    def counting(codec, data, usize, out=None):
+        calls.append(usize)
+        return original(codec, data, usize, out)
+    monkeypatch.setattr(rc, "decompress", counting)
+    n = pf.row_groups[0].num_rows
+    assert decode_required_chunk(buf, col, ch, n, True, None, False) is not None
+    pages = len(calls)
+    assert pages > 10
+    rows = np.zeros(n, bool)
+    rows[[5, n // 2, n - 1]] = True
+    calls.clear()
+    got = decode_required_chunk(buf, col, ch, n, True, rows, False)
+    assert got.values.tolist() == [table.column(0)[i].as_py() for i in (5, n // 2, n - 1)]
+    assert len(calls) == 3
+
+
 @pytest.mark.parametrize("version", ["1.0", "2.0"])
 def test_nullable_v1_pages_take_the_kernel_v2_the_general_path(tmp_path, version):
     path = str(tmp_path / "t.parquet")
