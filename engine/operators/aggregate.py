@@ -65,10 +65,10 @@ class _Local:
                 self.table.reserve(hint)
         # a DISTINCT's (group, value) pairs: at most the input's rows (SF10
         # Q16: 1.2M pairs grown in doubling steps took a twelfth of it)
-        hint = presize_groups(sink.expected_input, sink.threads, sink.memory) \
-            if self.distinct else 0
-        for table in self.distinct.values() if hint else ():
-            table.reserve(hint)
+        pairs = presize_groups(sink.expected_input, sink.threads, sink.memory)
+        for table in self.distinct.values():
+            if pairs:
+                table.reserve(pairs)
         self.heap_cache = HeapCache(sink.memory, "group keys' string heaps")
         self.per_group = 24 * len(sink.aggs)    # accumulator bytes per group (estimate)
         self.accounted_groups = 0
@@ -344,9 +344,10 @@ class AggregateSink(Sink):
         self.node = node
         self.having = having
         self.groups_made: list[int] = []   # each finished partition's groups, before HAVING
-        self.expected_groups = planned_rows(node) if node.groups else 0
+        planned = node.child is not None        # (a sink made without a plan below it)
+        self.expected_groups = planned_rows(node) if planned and node.groups else 0
         self.expected_input = planned_rows(node.child) \
-            if any(a.distinct for a in node.aggregates) else 0
+            if planned and any(a.distinct for a in node.aggregates) else 0
         self.out_types = [f.type for f in node.schema]
         self.groups = node.groups
         self.aggs = node.aggregates

@@ -28,9 +28,7 @@ def presize_groups(expected: int, threads: int, memory) -> int:
 
 def planned_rows(node) -> int:
     """The planner's estimate of ``node``'s rows unless it is a default
-    guess (0 then, or without a plan below)."""
+    guess (0 then)."""
     from planner.cardinality import estimate_with_source
-    if node is None or getattr(node, "child", True) is None:
-        return 0                    # (a sink made without a plan below it)
     est = estimate_with_source(node)
     return 0 if est.source == "default" else int(est.value)

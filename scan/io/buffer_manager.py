@@ -3,10 +3,11 @@
 Pages are variable size (one column chunk, or a footer), keyed by
 (source identity, offset, length), evicted least-recently-used when the
 memory budget is exceeded; never written back.  Once the engine marks
-queries (``begin_query``), a page read when the least-recently-used page
-belongs to the running query is not cached at all, so a scan larger than
-the budget keeps the part that fit instead of evicting it page by page.  Thread-safe: two threads
-asking for the same range cause one read.
+queries (``begin_query``), pages the running query used or said it will
+read (``want``) are not evicted for its other reads: a page read when only
+such pages are left is not cached at all, so a scan larger than the
+budget keeps the part that fit instead of evicting it page by page.
+Thread-safe: two threads asking for the same range cause one read.
 
 The budget bounds the compressed bytes kept: the chunks of the row groups in
 flight and, beyond them, a cache that saves later queries the re-read, the

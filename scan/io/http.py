@@ -239,17 +239,16 @@ def default_client() -> HttpClient:
         return _default_client
 
 
-def _cut_future(whole: Future, cuts) -> Future:
-    """A future of the cuts' slices of ``whole``'s bytes."""
+def _then(fut: Future, fn) -> Future:
+    """A future of ``fn(fut's result)`` (or of its exception)."""
     out: Future = Future()
 
-    def cut(f):
+    def then(f):
         if f.exception() is not None:
             out.set_exception(f.exception())
         else:
-            data = memoryview(f.result())
-            out.set_result([data[lo:hi] for lo, hi in cuts])
-    whole.add_done_callback(cut)
+            out.set_result(fn(f.result()))
+    fut.add_done_callback(then)
     return out
 
 
@@ -321,7 +320,8 @@ class HttpSource(RemoteSource):
         [start, end), sorted by lo): the bytes [start + lo, start + hi),
         from one request whose bytes between cuts are dropped."""
         if self._whole is not None or self._size < SMALL_FILE:
-            return _cut_future(self.submit(start, end), cuts)
+            return _then(self.submit(start, end),
+                         lambda data: [memoryview(data)[lo:hi] for lo, hi in cuts])
         return self.client.run(self._range(start, end, cuts))
 
     def _small(self, start: int, end: int) -> Future:
@@ -329,15 +329,7 @@ class HttpSource(RemoteSource):
             if self._whole_future is None:
                 self._whole_future = self.client.run(self._get_whole())
             whole = self._whole_future
-        out: Future = Future()
-
-        def cut(f):
-            if f.exception() is not None:
-                out.set_exception(f.exception())
-            else:
-                out.set_result(memoryview(f.result())[start:end])
-        whole.add_done_callback(cut)
-        return out
+        return _then(whole, lambda data: memoryview(data)[start:end])
 
     async def _get_whole(self):
         _, _, body = await self.client.request("GET", self.path, self._conditions(),

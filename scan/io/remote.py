@@ -229,16 +229,8 @@ class RemoteSource(ByteSource):
             for k, i in enumerate(idx):
                 if error is not None:
                     done(i, None, error)
-                    continue
-                off, length = ranges[i]
-                try:
-                    piece = f.result()[k]
-                    self._check_length(piece, off, length)
-                    self._to_disk(off, piece)
-                except Exception as e:      # noqa: BLE001 - handed to the waiter
-                    done(i, None, e)
-                    continue
-                done(i, piece, None)
+                else:
+                    self._deliver(i, *ranges[i], lambda: f.result()[k], done)
         fut.add_done_callback(arrived)
 
     def _deliver_when_done(self, i: int, off: int, length: int, pieces: list, done) -> None:
@@ -247,30 +239,38 @@ class RemoteSource(ByteSource):
         left = [len(pieces)]
         lock = threading.Lock()
 
+        def cut():
+            parts = []
+            for a, _b, fut in pieces:
+                got = fut.result()
+                if len(pieces) == 1 and a == off and len(got) == length:
+                    parts.append(got)           # the whole response: no copy
+                    break
+                data = memoryview(got)
+                lo, hi = max(off, a) - a, min(off + length, a + len(data)) - a
+                parts.append(data[lo:max(hi, lo)])
+            return parts[0] if len(parts) == 1 else b"".join(parts)
+
         def one_done(_fut) -> None:
             with lock:
                 left[0] -= 1
                 if left[0]:
                     return
-            try:
-                parts = []
-                for a, _b, fut in pieces:
-                    got = fut.result()
-                    if len(pieces) == 1 and a == off and len(got) == length:
-                        parts.append(got)       # the whole response: no copy
-                        break
-                    data = memoryview(got)
-                    lo, hi = max(off, a) - a, min(off + length, a + len(data)) - a
-                    parts.append(data[lo:max(hi, lo)])
-                piece = parts[0] if len(parts) == 1 else b"".join(parts)
-                self._check_length(piece, off, length)
-                self._to_disk(off, piece)
-            except Exception as e:          # noqa: BLE001 - handed to the waiter
-                done(i, None, e)
-                return
-            done(i, piece, None)
+            self._deliver(i, off, length, cut, done)
         for _a, _b, fut in pieces:
             fut.add_done_callback(one_done)
+
+    def _deliver(self, i: int, off: int, length: int, bytes_of, done) -> None:
+        """``done(i, ...)`` with the range's bytes (``bytes_of()``), checked
+        for length and written to the disk cache, or with the error."""
+        try:
+            piece = bytes_of()
+            self._check_length(piece, off, length)
+            self._to_disk(off, piece)
+        except Exception as e:              # noqa: BLE001 - handed to the waiter
+            done(i, None, e)
+            return
+        done(i, piece, None)
 
     # -- helpers ----------------------------------------------------------------
     def _check_length(self, data, offset: int, length: int) -> None:

@@ -107,9 +107,9 @@ def test_presize_groups_takes_a_thread_share_within_the_memory_limit():
     assert group_sizing.presize_groups(1_500_000, 2, Query()) == 0
 
 
-def test_tables_start_at_the_estimated_groups(clustered, monkeypatch):
-    """The second run knows the GROUP BY's 30k groups (statistics): each
-    thread's table is reserved at its share once, and the rows match."""
+def _reserved_on_second_run(path, sql, threads, monkeypatch) -> list:
+    """Run ``sql`` twice (the first collects statistics), both against
+    DuckDB; the group counts GroupTable.reserve got in the second run."""
     from engine.kernels.hashtable import GroupTable
     sizes = []
     original = GroupTable.reserve
@@ -117,32 +117,28 @@ def test_tables_start_at_the_estimated_groups(clustered, monkeypatch):
     def spy(self, groups, heap_bytes=0):
         sizes.append(groups)
         return original(self, groups, heap_bytes)
-    sql = "SELECT k, count(*), sum(v) FROM t GROUP BY k"
-    con = pqdb_with_views({"t": clustered}, threads=1)
-    want = duck(sql, t=clustered)
+    con = pqdb_with_views({"t": path}, threads=threads)
+    want = duck(sql, t=path)
     assert_rows_equal(con.sql(sql).fetchall(), want, ordered=False)
     monkeypatch.setattr(GroupTable, "reserve", spy)
     assert_rows_equal(con.sql(sql).fetchall(), want, ordered=False)
+    return sizes
+
+
+def test_tables_start_at_the_estimated_groups(clustered, monkeypatch):
+    """The second run knows the GROUP BY's 30k groups (statistics): each
+    thread's table is reserved at its share once, and the rows match."""
+    sizes = _reserved_on_second_run(clustered, "SELECT k, count(*), sum(v) FROM t GROUP BY k",
+                                    1, monkeypatch)
     assert sizes and 25_000 <= sizes[0] <= 35_000, sizes
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_distinct_tables_start_at_the_estimated_input(clustered, monkeypatch, threads):
     """A DISTINCT's (group, value) table is reserved at its thread's share
-    of the input's estimated 90k rows once the statistics know them (never
-    more), and the counts match DuckDB's."""
-    from engine.kernels.hashtable import GroupTable
-    sizes = []
-    original = GroupTable.reserve
-
-    def spy(self, groups, heap_bytes=0):
-        sizes.append(groups)
-        return original(self, groups, heap_bytes)
+    of the input's estimated 90k rows once the statistics know them, and
+    the counts match DuckDB's."""
     sql = "SELECT r % 7 AS g, count(DISTINCT k), count(DISTINCT s), sum(v) FROM t GROUP BY g"
-    con = pqdb_with_views({"t": clustered}, threads=threads)
-    want = duck(sql, t=clustered)
-    assert_rows_equal(con.sql(sql).fetchall(), want, ordered=False)
-    monkeypatch.setattr(GroupTable, "reserve", spy)
-    assert_rows_equal(con.sql(sql).fetchall(), want, ordered=False)
+    sizes = _reserved_on_second_run(clustered, sql, threads, monkeypatch)
     share = 90_000 // threads
     assert sizes.count(share) >= 2 * threads, sizes       # both DISTINCT tables of every thread
