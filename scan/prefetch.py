@@ -20,6 +20,7 @@ row group's chunks.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 
@@ -124,6 +125,8 @@ class ChunkPrefetcher:
                 if g not in self._issued:
                     self._issued.add(g)
                     todo.append(g)
-        bm = self.pf.buffer_manager
-        for g in todo:
-            bm.prefetch(self.pf.source, self._ranges[g])
+        bm, source = self.pf.buffer_manager, self.pf.source
+        batch = getattr(source, "batch", contextlib.nullcontext)
+        with batch():               # the window's requests start together
+            for g in todo:
+                bm.prefetch(source, self._ranges[g])

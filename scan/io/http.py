@@ -27,7 +27,8 @@ import atexit
 import re
 import threading
 import weakref
-from concurrent.futures import Future
+from concurrent.futures import CancelledError, Future
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -61,13 +62,57 @@ class HttpClient:
         self._sem = None
         self._sem_n = 0
         self._closed = False
+        self._batches = threading.local()   # this thread's batch: [(coroutine, Future)]
         _CLIENTS.add(self)
 
     def run(self, coro) -> Future:
+        """A future of ``coro`` run on the event loop.  Inside ``batch()``
+        it starts when the batch ends."""
         if self._closed:
             coro.close()
             return done_future(error=PqdbIOError("http client is closed"))
+        batch = getattr(self._batches, "items", None)
+        if batch is not None:
+            fut: Future = Future()
+            batch.append((coro, fut))
+            return fut
         return asyncio.run_coroutine_threadsafe(coro, self._loop)
+
+    @contextmanager
+    def batch(self):
+        """The requests this thread submits inside the block start together
+        when it ends: one wake-up of the event loop instead of one per
+        request (each costs the submitting thread a write to the loop's
+        self-pipe and a GIL hand-over: ~12 ms of a scan's start over 170
+        requests, SF1 Q17).  Nested blocks join the outer one.  Code inside
+        must not wait for the futures it submits."""
+        if getattr(self._batches, "items", None) is not None:
+            yield
+            return
+        items: list = []
+        self._batches.items = items
+        try:
+            yield
+        finally:
+            self._batches.items = None
+            if items:
+                self._start(items)
+
+    def _start(self, items: list) -> None:
+        if self._closed:                    # closed inside the batch
+            for coro, fut in items:
+                coro.close()
+                fut.set_exception(PqdbIOError("http client is closed"))
+            return
+
+        def start():
+            for coro, fut in items:
+                if not fut.set_running_or_notify_cancel():
+                    coro.close()
+                    continue
+                self._loop.create_task(coro).add_done_callback(
+                    lambda task, fut=fut: _settle(fut, task))
+        self._loop.call_soon_threadsafe(start)
 
     def _ensure(self):
         import aiohttp
@@ -239,6 +284,16 @@ def default_client() -> HttpClient:
         return _default_client
 
 
+def _settle(fut: Future, task) -> None:
+    """Hand an event-loop task's outcome to its concurrent future."""
+    if task.cancelled():
+        fut.set_exception(CancelledError())
+    elif task.exception() is not None:
+        fut.set_exception(task.exception())
+    else:
+        fut.set_result(task.result())
+
+
 def _then(fut: Future, fn) -> Future:
     """A future of ``fn(fut's result)`` (or of its exception)."""
     out: Future = Future()
@@ -299,6 +354,10 @@ class HttpSource(RemoteSource):
 
     def _wait(self, coro):
         return self.client.run(coro).result()
+
+    def batch(self):
+        """Requests submitted in the block start together (HttpClient.batch)."""
+        return self.client.batch()
 
     # -- reads ------------------------------------------------------------------
     def _conditions(self) -> dict:

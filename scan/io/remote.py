@@ -14,6 +14,7 @@ there are not requested, and fetched ranges are written to it.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -135,6 +136,11 @@ class RemoteSource(ByteSource):
         """A future of the bytes [start, end): exactly end - start of them."""
         raise NotImplementedError
 
+    def batch(self):
+        """A block whose submitted reads may start together when it ends
+        (http: one wake-up of the event loop).  Here: nothing to gather."""
+        return contextlib.nullcontext()
+
     def version(self) -> str:
         """What identifies this version of the file: ETag, else
         modification time (and size)."""
@@ -194,6 +200,10 @@ class RemoteSource(ByteSource):
         if not missing:
             return
         sub = [ranges[i] for i in missing]
+        with self.batch():
+            self._fetch_missing(ranges, missing, sub, done, max_waste)
+
+    def _fetch_missing(self, ranges, missing: list, sub: list, done, max_waste: float) -> None:
         submit_cuts = getattr(self, "submit_cuts", None)
         for start, end, members in coalesce(sub, self.settings.coalesce_gap, max_waste):
             idx = [missing[m] for m in members]

@@ -371,3 +371,30 @@ def test_cut_body_copies_blocks_across_cut_boundaries():
         assert all(isinstance(p, np.ndarray) for p in got.parts)
     short = asyncio.run(read_cut_body(Resp(50, 600), len(body), cuts))
     assert len(short) == 600
+
+
+def test_a_batch_starts_its_requests_when_it_ends(fault_server, client, sample):
+    url = fault_server.add("a.parquet", sample)
+    source = bounded(lambda: HttpSource(url, client))
+    fault_server.clear_log()
+    with source.batch():
+        first = source.submit(0, 100)
+        with source.batch():                    # nested: joins the outer batch
+            second = source.submit(100, 200)
+        time.sleep(0.2)
+        assert fault_server.log == [] and not first.done() and not second.done()
+    data = open(sample, "rb").read()
+    assert bytes(bounded(first.result)) == data[:100]
+    assert bytes(bounded(second.result)) == data[100:200]
+    assert len(fault_server.data_requests()) == 2
+
+
+def test_a_batch_of_a_closed_client_fails_its_requests(fault_server, sample):
+    url = fault_server.add("a.parquet", sample)
+    c = HttpClient(RemoteSettings(timeout=1.0, retries=0))
+    source = bounded(lambda: HttpSource(url, c))
+    with source.batch():
+        fut = source.submit(0, 100)
+        c.close()
+    with pytest.raises(PqdbIOError, match="closed"):
+        bounded(fut.result)
