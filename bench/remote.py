@@ -27,6 +27,7 @@ The files' total size is printed once.  Nothing is asserted.
 
     .venv/bin/python bench/remote.py                       # SF1 in data/sf1
     .venv/bin/python bench/remote.py --queries 1,6,14 --rate 1gbit --disk
+    .venv/bin/python bench/remote.py --latency 20ms       # an object store's first byte
     .venv/bin/python bench/remote.py --coalesce-gap 0      # no range merging
     .venv/bin/python bench/remote.py --data /tmp/sf1-sorted --queries 6,14 --rerun
 """
@@ -58,6 +59,13 @@ def parse_rate(text: str | None) -> float | None:
         if t.endswith(unit):
             return float(t[:-len(unit)]) * mult
     return float(t)
+
+
+def parse_seconds(text: str) -> float:
+    t = text.lower().strip()
+    if t.endswith("ms"):
+        return float(t[:-2]) / 1e3
+    return float(t[:-1]) if t.endswith("s") else float(t)
 
 
 def spec_sql(where) -> str:
@@ -148,6 +156,8 @@ def main(argv=None) -> None:
     ap.add_argument("--queries", default=",".join(str(i) for i in range(1, 23)))
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rate", help="cap the server, e.g. 1gbit")
+    ap.add_argument("--latency", default="0", help="delay before each answer (HEAD or GET), "
+                    "e.g. 20ms (an object store's time to first byte)")
     ap.add_argument("--coalesce-gap", default=None, help="http_coalesce_gap (default 1MiB)")
     ap.add_argument("--disk", action="store_true", help="also measure the disk cache")
     ap.add_argument("--repeat", type=int, default=3,
@@ -159,7 +169,8 @@ def main(argv=None) -> None:
                          "datasets on fsspec's HTTPFileSystem")
     args = ap.parse_args(argv)
     data = os.path.abspath(args.data)
-    server = ServerProcess(data, rate=parse_rate(args.rate))
+    latency = parse_seconds(args.latency)
+    server = ServerProcess(data, rate=parse_rate(args.rate), latency=latency)
     local, urls, total = {}, {}, 0
     for t in TABLES:                    # DIR/t.parquet or DIR/t/*.parquet
         local[t] = table_path(data, t)
@@ -171,7 +182,7 @@ def main(argv=None) -> None:
     if args.coalesce_gap is not None:
         options["http_coalesce_gap"] = args.coalesce_gap
     print(f"data {data}: files {total / 1e6:.1f} MB; server rate "
-          f"{args.rate or 'uncapped'}; threads {args.threads}; options {options}")
+          f"{args.rate or 'uncapped'}, latency {latency * 1e3:g} ms; threads {args.threads}; options {options}")
     # numba, the OS page cache and the http path (aiohttp's import, the
     # server) warm before anything is timed
     connect_views(local, threads=args.threads).sql(query_text(1)).fetchall()

@@ -29,7 +29,7 @@ import os
 import threading
 
 from engine.config import Config
-from engine.errors import BinderError, PqdbIOError, UnsupportedFeatureError
+from engine.errors import BinderError, PqdbError, PqdbIOError, UnsupportedFeatureError
 from planner.catalog import TableInfo
 from planner.types import from_scan_type_name
 
@@ -213,6 +213,43 @@ class Catalog:
             self._files[url] = ((source.version(), epoch, self.config.verify_checksums), pf)
         return pf
 
+    def open_files(self, specs: list[str]) -> None:
+        """The plain URLs among ``specs`` (a read_parquet list the binder
+        resolves one by one next) are opened at once (_open_remote_files)."""
+        plain = [s for s in specs if isinstance(s, str) and not glob.has_magic(s)]
+        with self._lock:            # (no options: no encryption_config, as table_info sets)
+            for f in plain:
+                self._encryption.pop(f, None)
+        self._open_remote_files(plain)
+
+    def _open_remote_files(self, files: list[str]) -> None:
+        """Open (or validate, once a query) the remote files of a table at
+        once, up to http_concurrency at a time: each costs a HEAD and, the
+        first time, a footer read, so a table of N files on an object store
+        waits about N / concurrency round trips instead of N.  Errors are
+        left for the caller's serial opening to raise, in file order."""
+        from scan.io.source import is_url
+        with self._lock:
+            epoch = self._epoch
+            todo = [f for f in dict.fromkeys(files) if is_url(f) and
+                    (f not in self._files or self._files[f][0][1] != epoch)]
+        if len(todo) < 2:
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        def open_one(url):
+            try:
+                self._open_remote(url)
+            except PqdbError:
+                pass
+        pool = ThreadPoolExecutor(min(len(todo), max(1, self.config.http_concurrency)),
+                                  thread_name_prefix="pqdb-open")
+        try:
+            for fut in [pool.submit(open_one, url) for url in todo]:
+                fut.result()
+        finally:                    # (Ctrl-C: the opens left are not started)
+            pool.shutdown(wait=False, cancel_futures=True)
+
     def _partitioned(self, path: str, pf):
         with self._lock:
             parts = self._hive.get(path)
@@ -294,6 +331,7 @@ class Catalog:
                     self._encryption.pop(f, None)
                 else:
                     self._encryption[f] = encryption_config
+        self._open_remote_files(files)
         columns = None
         rows = 0
         first = None

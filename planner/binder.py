@@ -303,6 +303,9 @@ class QueryBinder:
             raise self.ctx.error("no catalog to resolve tables", where)
         if options:             # the catalog sees the whole list (partition types)
             return self.ctx.catalog.table_info(specs if len(specs) > 1 else specs[0], **options)
+        open_files = getattr(self.ctx.catalog, "open_files", None)
+        if open_files is not None and len(specs) > 1:
+            open_files(specs)
         infos = [self.ctx.catalog.table_info(s) for s in specs]
         first = infos[0]
         for spec, info in zip(specs[1:], infos[1:]):

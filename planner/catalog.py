@@ -36,6 +36,12 @@ class Catalog(Protocol):
         (``hive_partitioning``, ``encryption_config``) come as keyword arguments, and then ``spec``
         may be the whole list."""
 
+    def open_files(self, specs: list[str]) -> None:
+        """The table specs of one read_parquet list are about to be resolved
+        one by one (table_info): the catalog may open their files ahead,
+        all at once (remote files: one round trip, not one per file).
+        Optional."""
+
     def table_statistics(self, files: list[str]) -> TableStatistics | None:
         """Statistics of the table made of ``files`` (as resolved by
         table_info), or None when nothing is known; the planner then

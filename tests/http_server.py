@@ -15,7 +15,9 @@ body with a matching Content-Length), "slow" (sleeps ``slow_seconds``
 first), "ignore_range" (200 with the whole file), "bad_range" (206 with a
 wrong Content-Range).  ``replace(name, data)`` swaps the file (new ETag).
 ``refuse_head`` makes HEAD 405; paths under /redirect/ answer 302 to the
-file.  ``rate`` caps the bytes per second sent (the benchmark's network).
+file.  ``rate`` caps the bytes per second sent (the benchmark's network);
+``latency`` delays each answer (HEAD or GET) by that many seconds (an
+object store's time to first byte).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ class Request:
 
 
 class HttpServer:
-    def __init__(self, rate: float | None = None):
+    def __init__(self, rate: float | None = None, latency: float = 0.0):
         self.files: dict[str, bytes] = {}
         self.etags: dict[str, str] = {}
         self.mtimes: dict[str, float] = {}
@@ -52,6 +54,7 @@ class HttpServer:
         self.send_etag = True
         self.slow_seconds = 5.0
         self.rate = rate
+        self.latency = latency          # seconds before each answer (an object store's)
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
@@ -186,6 +189,8 @@ class HttpServer:
             return web.Response(status=int(fault), text=f"injected {fault}")
         if fault == "slow":
             await asyncio.sleep(self.slow_seconds)
+        if self.latency:
+            await asyncio.sleep(self.latency)
         headers = {"Accept-Ranges": "bytes", "Last-Modified": formatdate(mtime, usegmt=True)}
         if self.send_etag:
             headers["ETag"] = etag
@@ -304,12 +309,14 @@ class ServerProcess:
     """An HttpServer in a process of its own (the benchmark: its Python does
     not share the measured process's GIL); ``bytes_sent()`` asks it."""
 
-    def __init__(self, directory: str, rate: float | None = None):
+    def __init__(self, directory: str, rate: float | None = None, latency: float = 0.0):
         import subprocess
         import sys
         args = [sys.executable, "-m", "tests.http_server", directory]
         if rate:
             args += ["--rate", str(rate)]
+        if latency:
+            args += ["--latency", str(latency)]
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         self.proc = subprocess.Popen(args, cwd=root, stdout=subprocess.PIPE, text=True)
         self.port = int(self.proc.stdout.readline())
@@ -338,8 +345,10 @@ def _main() -> None:
     ap = argparse.ArgumentParser(description="serve a directory over HTTP on 127.0.0.1")
     ap.add_argument("directory")
     ap.add_argument("--rate", type=float, default=None, help="bytes per second")
+    ap.add_argument("--latency", type=float, default=0.0,
+                    help="seconds before each answer")
     args = ap.parse_args()
-    server = HttpServer(rate=args.rate).start()
+    server = HttpServer(rate=args.rate, latency=args.latency).start()
     serve_directory(server, args.directory)
     print(server.port, flush=True)
     try:

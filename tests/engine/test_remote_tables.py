@@ -46,6 +46,40 @@ def test_list_of_urls(fault_server, sample):
     assert got == [(2 * n, n * (n - 1))]
 
 
+def test_list_of_urls_opens_its_files_at_once(fault_server, tmp_path):
+    small = sample_parquet(str(tmp_path / "s.parquet"), rows=1000, row_group_size=500)
+    urls = [fault_server.add(f"l/{i}.parquet", small) for i in range(8)]
+    fault_server.latency = 0.2          # each answer waits: serial opening takes 8 rounds
+    con = engine.connect(threads=2)
+    q = "SELECT count(*), sum(id) FROM read_parquet([" + ", ".join(f"'{u}'" for u in urls) + "])"
+    assert bounded(lambda: con.sql(q).fetchall()) == [(8000, 8 * 999 * 1000 // 2)]
+    assert fault_server.max_in_flight == 8
+    fault_server.max_in_flight = 0
+    fault_server.clear_log()            # next query: every file validated again, at once
+    assert bounded(lambda: con.sql(q).fetchall()) == [(8000, 8 * 999 * 1000 // 2)]
+    assert fault_server.max_in_flight == 8
+    assert sorted(r.path for r in fault_server.log if r.method == "HEAD") == \
+        sorted(f"/l/{i}.parquet" for i in range(8))
+    con.close()
+    con = engine.connect(http_concurrency=3)
+    fault_server.max_in_flight = 0
+    assert bounded(lambda: con.sql(q).fetchall()) == [(8000, 8 * 999 * 1000 // 2)]
+    assert fault_server.max_in_flight <= 3
+    con.close()
+
+
+def test_list_of_urls_names_the_file_that_fails(fault_server, sample):
+    a = fault_server.add("a.parquet", sample)
+    b = fault_server.add("b.parquet", sample)
+    missing = fault_server.url("missing.parquet")
+    con = engine.connect(http_retries=0)
+    with pytest.raises(engine.PqdbIOError, match="404") as e:
+        bounded(lambda: con.sql(f"SELECT count(*) FROM read_parquet(['{a}', '{missing}', '{b}'])"))
+    assert missing in str(e.value)
+    assert bounded(lambda: con.sql(f"SELECT count(*) FROM read_parquet(['{a}', '{b}'])")
+                   .fetchall()) == [(400_000,)]
+
+
 def test_http_glob_is_an_error(fault_server):
     con = engine.connect()
     with pytest.raises(engine.NotSupportedError, match="globs are not supported over http"):
