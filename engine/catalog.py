@@ -57,6 +57,8 @@ class Catalog:
         self._hive: dict = {}           # path -> [(name, type, value)]
         self._wrapped: dict = {}        # path -> (file, partitions, PartitionedFile)
         self._statistics = None
+        self._opener = None             # ThreadPoolExecutor opening remote files
+        self._validating: dict = {}     # url -> (Future of its source, cached file)
 
     # ---------------------------------------------------------------- views
     def lookup_view(self, name: str):
@@ -149,6 +151,10 @@ class Catalog:
             self._files.clear()
             self._wrapped.clear()
             http, self._http = self._http, None
+            opener, self._opener = self._opener, None
+            self._validating = {}
+        if opener is not None:
+            opener.shutdown(wait=False, cancel_futures=True)
         if http is not None:
             http.close()
         if self._buffer_manager is not None:
@@ -161,10 +167,10 @@ class Catalog:
         (a PartitionedFile when the last table naming it was hive-partitioned)."""
         return self._partitioned(path, self._open_base(path))
 
-    def _open_base(self, path: str):
+    def _open_base(self, path: str, planning: bool = False):
         from scan.io.source import is_url
         if is_url(path):
-            return self._open_remote(path)
+            return self._open_remote(path, planning)
         local = path[len("file://"):] if path.startswith("file://") else path
         try:
             st = os.stat(local)
@@ -188,13 +194,23 @@ class Catalog:
             self._files[path] = (identity, pf, keys)
         return pf
 
-    def _open_remote(self, url: str):
+    def _open_remote(self, url: str, planning: bool = False):
+        """The ParquetFile of ``url``, validated once a statement.  While
+        planning (``planning``), a file known from an earlier statement is
+        validated in the background and its cached footer used at once:
+        confirm_files() waits for the answers when the plan is made."""
         bm = self.buffer_manager
         with self._lock:
             hit = self._files.get(url)
             epoch = self._epoch
-        if hit is not None and hit[0][1] == epoch and hit[0][2] == self.config.verify_checksums:
-            return hit[1]
+            known = hit is not None and hit[0][2] == self.config.verify_checksums
+            if known and hit[0][1] == epoch:
+                return hit[1]
+            if known and planning:
+                fut = self._pool().submit(self._new_source, url)
+                self._files[url] = ((hit[0][0], epoch, hit[0][2]), hit[1])
+                self._validating[url] = (fut, hit[1])
+                return hit[1]
         source = self._new_source(url)          # one HEAD / info: the validation
         if hit is not None and hit[0][2] == self.config.verify_checksums and \
                 hit[1].source.version() == source.version():
@@ -213,6 +229,39 @@ class Catalog:
             self._files[url] = ((source.version(), epoch, self.config.verify_checksums), pf)
         return pf
 
+    def confirm_files(self) -> bool:
+        """Wait for the background validations planning started
+        (_open_remote): True when every file is unchanged; False when some
+        changed -- their cached footers and pages are dropped, and the
+        statement is planned again (planner.plan_query).  A file that can
+        no longer be opened raises its error."""
+        with self._lock:
+            pending, self._validating = self._validating, {}
+        unchanged, error = True, None
+        for url, (fut, pf) in pending.items():
+            try:
+                source = fut.result()
+            except PqdbError as e:
+                source, error = None, error or e
+            if source is not None and source.version() == pf.source.version():
+                continue
+            with self._lock:
+                if url in self._files and self._files[url][1] is pf:
+                    del self._files[url]
+            self.buffer_manager.invalidate(pf.source)
+            unchanged = False
+        if error is not None:
+            raise error
+        return unchanged
+
+    def _pool(self):
+        """Threads for opening and validating remote files (lock held)."""
+        if self._opener is None:
+            from concurrent.futures import ThreadPoolExecutor
+            self._opener = ThreadPoolExecutor(max(1, self.config.http_concurrency),
+                                              thread_name_prefix="pqdb-open")
+        return self._opener
+
     def open_files(self, specs: list[str]) -> None:
         """The plain URLs among ``specs`` (a read_parquet list the binder
         resolves one by one next) are opened at once (_open_remote_files)."""
@@ -226,29 +275,36 @@ class Catalog:
         """Open (or validate, once a query) the remote files of a table at
         once, up to http_concurrency at a time: each costs a HEAD and, the
         first time, a footer read, so a table of N files on an object store
-        waits about N / concurrency round trips instead of N.  Errors are
-        left for the caller's serial opening to raise, in file order."""
+        waits about N / concurrency round trips instead of N; files known
+        from an earlier statement are validated in the background
+        (_open_remote, confirm_files).  Errors of new files are left for
+        the caller's serial opening to raise, in file order."""
         from scan.io.source import is_url
         with self._lock:
             epoch = self._epoch
             todo = [f for f in dict.fromkeys(files) if is_url(f) and
                     (f not in self._files or self._files[f][0][1] != epoch)]
-        if len(todo) < 2:
+            new = [f for f in todo if f not in self._files]
+        for f in todo:
+            if f in self._files:
+                self._open_remote(f, planning=True)     # validated in the background
+        if len(new) < 2:
             return
-        from concurrent.futures import ThreadPoolExecutor
 
         def open_one(url):
             try:
-                self._open_remote(url)
+                self._open_remote(url, planning=True)
             except PqdbError:
                 pass
-        pool = ThreadPoolExecutor(min(len(todo), max(1, self.config.http_concurrency)),
-                                  thread_name_prefix="pqdb-open")
+        with self._lock:
+            pool = self._pool()
+        futures = [pool.submit(open_one, url) for url in new]
         try:
-            for fut in [pool.submit(open_one, url) for url in todo]:
+            for fut in futures:
                 fut.result()
-        finally:                    # (Ctrl-C: the opens left are not started)
-            pool.shutdown(wait=False, cancel_futures=True)
+        finally:                    # (Ctrl-C: the opens not begun are not started)
+            for fut in futures:
+                fut.cancel()
 
     def _partitioned(self, path: str, pf):
         with self._lock:
@@ -336,7 +392,7 @@ class Catalog:
         rows = 0
         first = None
         for path in files:
-            pf = self._open_base(path)
+            pf = self._open_base(path, planning=True)
             cols = table_columns(pf)
             if columns is None:
                 columns, first = cols, path

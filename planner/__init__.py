@@ -13,9 +13,34 @@ from __future__ import annotations
 def plan_query(ast, catalog, params: list | None = None, sql: str | None = None):
     """Bind ``ast`` (a sqlglot query expression, or SQL text), fold constants,
     apply the rewrite rules and order joins.  Returns the optimized logical
-    plan; its root schema names are the output column names."""
+    plan; its root schema names are the output column names.
+
+    A catalog may validate files in the background while it is bound
+    (``catalog.confirm_files()``, engine/catalog.py): when a file turns out
+    to have changed, the statement is planned once more, on its new
+    footer."""
     from planner.optimizer import plan_query as _plan
-    return _plan(ast, catalog, params, sql)
+    confirm = getattr(catalog, "confirm_files", None)
+    try:
+        plan = _plan(ast, catalog, params, sql)
+    except BaseException:
+        if confirm is not None:
+            confirm_quietly(confirm)
+        raise
+    if confirm is None or confirm():
+        return plan
+    plan = _plan(ast, catalog, params, sql)
+    confirm()
+    return plan
+
+
+def confirm_quietly(confirm) -> None:
+    """Settle a failed planning's background validations (their errors
+    give way to the planning's own)."""
+    try:
+        confirm()
+    except Exception:           # noqa: BLE001 - the planning error is raised instead
+        pass
 
 
 def parse_statements(sql: str):

@@ -42,6 +42,12 @@ class Catalog(Protocol):
         all at once (remote files: one round trip, not one per file).
         Optional."""
 
+    def confirm_files(self) -> bool:
+        """After binding: wait for the file validations table_info started
+        in the background; False when a file changed (plan again).
+        Optional."""
+        return True
+
     def table_statistics(self, files: list[str]) -> TableStatistics | None:
         """Statistics of the table made of ``files`` (as resolved by
         table_info), or None when nothing is known; the planner then

@@ -76,6 +76,10 @@ class HttpServer:
     def replace(self, name: str, data) -> None:
         self.add(name, data)
 
+    def remove(self, name: str) -> None:
+        with self._lock:
+            self.files.pop(name, None)
+
     def fail(self, name: str, *faults: str, any: bool = False) -> None:
         with self._lock:
             self.faults.setdefault(name, []).extend((f, any) for f in faults)

@@ -80,6 +80,39 @@ def test_list_of_urls_names_the_file_that_fails(fault_server, sample):
                    .fetchall()) == [(400_000,)]
 
 
+def test_known_files_of_a_statement_are_validated_together(fault_server, tmp_path):
+    small = sample_parquet(str(tmp_path / "s.parquet"), rows=1000, row_group_size=500)
+    a, b = fault_server.add("a.parquet", small), fault_server.add("b.parquet", small)
+    con = engine.connect(threads=2)
+    q = f"SELECT count(*) FROM '{a}' AS a JOIN '{b}' AS b ON a.id = b.id"
+    assert bounded(lambda: con.sql(q).fetchall()) == [(1000,)]
+    fault_server.latency = 0.2          # the next statement: two validations, no data
+    fault_server.max_in_flight = 0
+    fault_server.clear_log()
+    assert bounded(lambda: con.sql(q).fetchall()) == [(1000,)]
+    assert [r.method for r in fault_server.log] == ["HEAD", "HEAD"]
+    assert fault_server.max_in_flight == 2      # (1 when validated while binding: checked)
+    con.close()
+
+
+def test_file_changed_between_statements_is_planned_on_its_new_footer(fault_server, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    first, second = str(tmp_path / "1.parquet"), str(tmp_path / "2.parquet")
+    pq.write_table(pa.table({"id": [1, 2, 3]}), first)
+    pq.write_table(pa.table({"id": [4, 5], "name": ["x", "y"]}), second)
+    url = fault_server.add("t.parquet", first)
+    con = engine.connect()
+    assert bounded(lambda: con.sql(f"SELECT * FROM '{url}'").fetchall()) == [(1,), (2,), (3,)]
+    fault_server.replace("t.parquet", open(second, "rb").read())
+    got = bounded(lambda: con.sql(f"SELECT * FROM '{url}' ORDER BY id"))
+    assert got.columns == ["id", "name"] and got.fetchall() == [(4, "x"), (5, "y")]
+    fault_server.remove("t.parquet")
+    with pytest.raises(engine.PqdbIOError, match="404") as e:
+        bounded(lambda: con.sql(f"SELECT * FROM '{url}'"))
+    assert url in str(e.value)
+
+
 def test_http_glob_is_an_error(fault_server):
     con = engine.connect()
     with pytest.raises(engine.NotSupportedError, match="globs are not supported over http"):
