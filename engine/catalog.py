@@ -58,6 +58,7 @@ class Catalog:
         self._wrapped: dict = {}        # path -> (file, partitions, PartitionedFile)
         self._statistics = None
         self._opener = None             # ThreadPoolExecutor opening remote files
+        self._opener_n = 0
         self._validating: dict = {}     # url -> (Future of its source, cached file)
 
     # ---------------------------------------------------------------- views
@@ -255,11 +256,15 @@ class Catalog:
         return unchanged
 
     def _pool(self):
-        """Threads for opening and validating remote files (lock held)."""
-        if self._opener is None:
+        """Threads for opening and validating remote files, as many as
+        http_concurrency (lock held)."""
+        n = max(1, self.config.http_concurrency)
+        if self._opener is None or self._opener_n != n:
             from concurrent.futures import ThreadPoolExecutor
-            self._opener = ThreadPoolExecutor(max(1, self.config.http_concurrency),
-                                              thread_name_prefix="pqdb-open")
+            if self._opener is not None:
+                self._opener.shutdown(wait=False)       # (its work still finishes)
+            self._opener = ThreadPoolExecutor(n, thread_name_prefix="pqdb-open")
+            self._opener_n = n
         return self._opener
 
     def open_files(self, specs: list[str]) -> None:

@@ -20,27 +20,34 @@ def plan_query(ast, catalog, params: list | None = None, sql: str | None = None)
     to have changed, the statement is planned once more, on its new
     footer."""
     from planner.optimizer import plan_query as _plan
+    return planned_with_confirmed_files(lambda: _plan(ast, catalog, params, sql), catalog)
+
+
+def planned_with_confirmed_files(plan, catalog):
+    """``plan()``, and the catalog's background file validations settled
+    after it (``catalog.confirm_files``): when a file changed, ``plan()``
+    once more -- also when the first planning failed, as it may on the
+    old footer (a column the new file added).  Otherwise a failed
+    planning's error wins over theirs."""
     confirm = getattr(catalog, "confirm_files", None)
+    if confirm is None:
+        return plan()
     try:
-        plan = _plan(ast, catalog, params, sql)
-    except BaseException:
-        if confirm is not None:
-            confirm_quietly(confirm)
-        raise
-    if confirm is None or confirm():
-        return plan
-    plan = _plan(ast, catalog, params, sql)
+        out = plan()
+    except Exception as error:
+        try:
+            unchanged = confirm()
+        except Exception:           # noqa: BLE001 - the planning error is raised instead
+            raise error from None
+        if unchanged:
+            raise
+        out = plan()
+    else:
+        if confirm():
+            return out
+        out = plan()
     confirm()
-    return plan
-
-
-def confirm_quietly(confirm) -> None:
-    """Settle a failed planning's background validations (their errors
-    give way to the planning's own)."""
-    try:
-        confirm()
-    except Exception:           # noqa: BLE001 - the planning error is raised instead
-        pass
+    return out
 
 
 def parse_statements(sql: str):
@@ -52,7 +59,7 @@ def parse_statements(sql: str):
 def bind_query(ast, catalog, params: list | None = None, sql: str | None = None):
     """The bound but unoptimized plan (for tests and EXPLAIN of the binder)."""
     from planner.optimizer import bind_only
-    return bind_only(ast, catalog, params, sql)
+    return planned_with_confirmed_files(lambda: bind_only(ast, catalog, params, sql), catalog)
 
 
 __all__ = ["plan_query", "bind_query", "parse_statements"]
