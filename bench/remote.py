@@ -27,7 +27,7 @@ The files' total size is printed once.  Nothing is asserted.
 
     .venv/bin/python bench/remote.py                       # SF1 in data/sf1
     .venv/bin/python bench/remote.py --queries 1,6,14 --rate 1gbit --disk
-    .venv/bin/python bench/remote.py --latency 20ms       # an object store's first byte
+    .venv/bin/python bench/remote.py --latency 20ms --concurrency 64   # an object store
     .venv/bin/python bench/remote.py --coalesce-gap 0      # no range merging
     .venv/bin/python bench/remote.py --data /tmp/sf1-sorted --queries 6,14 --rerun
 """
@@ -159,6 +159,8 @@ def main(argv=None) -> None:
     ap.add_argument("--latency", default="0", help="delay before each answer (HEAD or GET), "
                     "e.g. 20ms (an object store's time to first byte)")
     ap.add_argument("--coalesce-gap", default=None, help="http_coalesce_gap (default 1MiB)")
+    ap.add_argument("--concurrency", type=int, default=None,
+                    help="http_concurrency (default 16)")
     ap.add_argument("--disk", action="store_true", help="also measure the disk cache")
     ap.add_argument("--repeat", type=int, default=3,
                     help="cold runs of each query, local and http in turn (best kept)")
@@ -181,6 +183,8 @@ def main(argv=None) -> None:
     options = {"threads": args.threads}
     if args.coalesce_gap is not None:
         options["http_coalesce_gap"] = args.coalesce_gap
+    if args.concurrency is not None:
+        options["http_concurrency"] = args.concurrency
     print(f"data {data}: files {total / 1e6:.1f} MB; server rate "
           f"{args.rate or 'uncapped'}, latency {latency * 1e3:g} ms; threads {args.threads}; options {options}")
     # numba, the OS page cache and the http path (aiohttp's import, the
