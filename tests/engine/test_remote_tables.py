@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 import sys
 
 import pytest
@@ -299,3 +300,26 @@ def test_bad_remote_options_are_errors(name, value, message):
     con = engine.connect()
     with pytest.raises(engine.ProgrammingError, match=message):
         con.sql(f"SET {name} = '{value}'")
+
+
+def test_dropped_connections_leave_no_opener_threads(fault_server, tmp_path):
+    import gc
+    import threading
+    small = sample_parquet(str(tmp_path / "s.parquet"), rows=1000, row_group_size=500)
+    urls = [fault_server.add(f"d/{i}.parquet", small) for i in range(4)]
+    q = "SELECT count(*) FROM read_parquet([" + ", ".join(f"'{u}'" for u in urls) + "])"
+
+    def opener_threads():
+        return [t for t in threading.enumerate() if t.name.startswith("pqdb-open")]
+
+    def run():
+        con = engine.connect()              # dropped, never closed
+        for _ in range(2):                  # opened, then validated in the background
+            assert bounded(lambda: con.sql(q).fetchall()) == [(4000,)]
+        assert opener_threads()
+    run()
+    gc.collect()
+    deadline = time.time() + 10
+    while opener_threads() and time.time() < deadline:
+        time.sleep(0.05)
+    assert opener_threads() == []
