@@ -7,6 +7,7 @@ import datetime
 import decimal
 import os
 import threading
+import time
 
 import numpy as np
 import pyarrow as pa
@@ -323,3 +324,39 @@ def test_buffer_manager_single_flight_and_eviction(tmp_path):
     calls = src.calls
     bm.get(src, 0, 1000)
     assert src.calls == calls + 1
+
+
+def test_waiters_of_a_failed_read_get_its_error(tmp_path):
+    p = tmp_path / "f.bin"
+    p.write_bytes(os.urandom(4096))
+
+    class Failing(_SlowSource):
+        def read_into(self, offset, out):
+            self.calls += 1
+            self.gate.wait(5)
+            raise OSError("disk gone")
+    src = Failing(str(p))
+    bm = BufferManager(1 << 20)
+    errors = []
+
+    def read():
+        try:
+            bm.get(src, 0, 1000)
+        except OSError as e:
+            errors.append(e)
+    threads = [threading.Thread(target=read) for _ in range(4)]
+    for t in threads:
+        t.start()
+    while not bm.holds(src, 0, 1000):    # the first read is in flight
+        time.sleep(0.001)
+    time.sleep(0.05)                     # the others wait for it
+    src.gate.set()
+    for t in threads:
+        t.join(10)
+    assert src.calls == 1 and len(errors) == 4 and all(e is errors[0] for e in errors)
+    assert not bm.holds(src, 0, 1000)
+    src.gate.clear()
+    threading.Timer(0.05, src.gate.set).start()
+    with pytest.raises(OSError):         # a new read tries again
+        bm.get(src, 0, 1000)
+    assert src.calls == 2
