@@ -20,6 +20,7 @@ row group's chunks.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import threading
 
@@ -35,8 +36,10 @@ class ChunkPrefetcher:
         self.window = max(int(window), 1)
         self._lock = threading.Lock()
         self._order: list = []          # row groups in announced order
+        self._position: dict = {}       # row group -> its index in _order
         self._ranges: dict = {}         # row group -> [(offset, length)]
-        self._issued: set = set()
+        self._ends: list = [0]          # bytes of _order[:i], i = 0..len(_order)
+        self._requested = 0             # _order[:_requested] are requested
         self._by_pages: set = set()     # row groups read by the pages of some ranges
 
     def reads_pages(self, rg: int) -> bool:
@@ -76,10 +79,15 @@ class ChunkPrefetcher:
             if rs is not None:
                 ranges[rg] = rs
                 by_pages.add(rg)
+        ends = [0]
+        for rg in order:
+            ends.append(ends[-1] + sum(n for _, n in ranges[rg]))
         with self._lock:
             self._order = order
+            self._position = {rg: i for i, rg in enumerate(order)}
             self._ranges = ranges
-            self._issued = set()
+            self._ends = ends
+            self._requested = 0
             self._by_pages = by_pages
         if order:               # the first window travels while the scan starts
             self.on_read(order[0])
@@ -108,23 +116,21 @@ class ChunkPrefetcher:
 
     def on_read(self, rg: int) -> None:
         """Row group ``rg`` is being read: request it and what follows,
-        within the window."""
+        within the window.  Called for every chunk read, so cheap when
+        there is nothing new to request: the window's end comes from the
+        announced sizes by bisection, and what was requested is a prefix
+        of the announced order (row groups the reads skipped past are
+        requested with the window: the scan's other morsels read them)."""
         with self._lock:
-            if rg not in self._ranges or not self._order:
+            pos = self._position.get(rg)
+            if pos is None:
                 return
-            try:
-                pos = self._order.index(rg)
-            except ValueError:
+            ends = self._ends
+            end = max(pos + 1, bisect.bisect_right(ends, ends[pos] + self.window) - 1)
+            if end <= self._requested:
                 return
-            todo, ahead = [], 0
-            for g in self._order[pos:]:
-                size = sum(n for _, n in self._ranges[g])
-                if g != rg and ahead + size > self.window:
-                    break
-                ahead += size
-                if g not in self._issued:
-                    self._issued.add(g)
-                    todo.append(g)
+            todo = self._order[self._requested:end]
+            self._requested = end
         bm, source = self.pf.buffer_manager, self.pf.source
         batch = getattr(source, "batch", contextlib.nullcontext)
         with batch():               # the window's requests start together
