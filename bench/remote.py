@@ -23,7 +23,8 @@ directory.  Per query it prints:
   duckdb-fsspec``: DuckDB over pyarrow datasets on fsspec's HTTPFileSystem),
   the same URLs in the same run: its seconds and the bytes the server sent
   it ('-' where it fails: Polars' SQL lacks some TPC-H subqueries).
-The files' total size is printed once.  Nothing is asserted.
+The files' total size is printed once.  Every timed run starts after a
+full garbage collection.  Nothing is asserted.
 
     .venv/bin/python bench/remote.py                       # SF1 in data/sf1
     .venv/bin/python bench/remote.py --queries 1,6,14 --rate 1gbit --disk
@@ -35,6 +36,7 @@ The files' total size is printed once.  Nothing is asserted.
 from __future__ import annotations
 
 import argparse
+import gc
 import glob
 import os
 import subprocess
@@ -59,6 +61,13 @@ def parse_rate(text: str | None) -> float | None:
         if t.endswith(unit):
             return float(t[:-len(unit)]) * mult
     return float(t)
+
+
+def settle() -> None:
+    """A full garbage collection before a timed run: the 35-60 ms
+    collections that earlier runs' garbage would set off inside it
+    (docs/performance-notes.md) fall outside, for every side alike."""
+    gc.collect()
 
 
 def parse_seconds(text: str) -> float:
@@ -93,6 +102,7 @@ def needed_bytes(local: dict, sql: str, threads: int) -> tuple[int, float]:
         seen.add((source.identity(), int(offset), int(length)))
         return get(source, offset, length)
     bm.get = spy
+    settle()
     t = time.perf_counter()
     con.sql(sql).fetchall()
     secs = time.perf_counter() - t
@@ -120,6 +130,7 @@ def polars_run(urls: dict, sql: str, threads: int):
     except ImportError:
         return None
     ctx = pl.SQLContext({t: pl.scan_parquet(u) for t, u in urls.items()})
+    settle()
     t = time.perf_counter()
     ctx.execute(sql).collect()
     return time.perf_counter() - t
@@ -139,6 +150,7 @@ def duckdb_fsspec_run(urls: dict, sql: str, threads: int):
     for t, url in urls.items():
         dataset = ds.dataset(url, format="parquet", filesystem=fs)  # noqa: F841
         con.register(t, dataset)
+    settle()
     t = time.perf_counter()
     con.execute(sql).fetchall()
     return time.perf_counter() - t
@@ -186,7 +198,8 @@ def main(argv=None) -> None:
     if args.concurrency is not None:
         options["http_concurrency"] = args.concurrency
     print(f"data {data}: files {total / 1e6:.1f} MB; server rate "
-          f"{args.rate or 'uncapped'}, latency {latency * 1e3:g} ms; threads {args.threads}; options {options}")
+          f"{args.rate or 'uncapped'}, latency {latency * 1e3:g} ms; "
+          f"threads {args.threads}; options {options}")
     # numba, the OS page cache and the http path (aiohttp's import, the
     # server) warm before anything is timed
     connect_views(local, threads=args.threads).sql(query_text(1)).fetchall()
@@ -203,6 +216,7 @@ def main(argv=None) -> None:
         need, local_s = needed_bytes(local, sql, args.threads)
         con = connect_views(urls, **options)
         lineitem = server.bytes_sent("lineitem")
+        settle()
         t = time.perf_counter()
         first = con.sql(sql)
         http_s = time.perf_counter() - t
@@ -218,11 +232,13 @@ def main(argv=None) -> None:
         con.close()
         for _ in range(args.repeat - 1):    # cold runs in turn, fresh connections: the best
             cl = connect_views(local, threads=args.threads)
+            settle()
             t = time.perf_counter()
             cl.sql(sql).fetchall()
             local_s = min(local_s, time.perf_counter() - t)
             cl.close()
             ch = connect_views(urls, **options)
+            settle()
             t = time.perf_counter()
             ch.sql(sql).fetchall()
             http_s = min(http_s, time.perf_counter() - t)
