@@ -231,11 +231,9 @@ class ParquetFile:
 
     def want_chunks(self, fields) -> None:
         """A query will read the top-level ``fields`` (names, any case) of
-        this local file: every row group's chunks of them are marked wanted
-        in the buffer manager (BufferManager.want: not evicted for this
-        query's other reads).  Remote files prefetch instead (will_read)."""
-        if getattr(self.source, "remote", False):
-            return
+        this file: every row group's chunks of them are marked wanted in
+        the buffer manager (BufferManager.want: not evicted for this
+        query's other reads, nor for its prefetches of remote chunks)."""
         names = frozenset(f.lower() for f in fields)
         keys = self._wanted_keys.get(names)
         if keys is None:

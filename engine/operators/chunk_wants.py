@@ -1,6 +1,7 @@
 """What a query's scans will read, told to the buffer manager at the
 query's start (issue 23): kept cached chunks are not evicted for the
-query's own earlier misses.  Light: no kernel import (``SELECT 1`` and
+query's own earlier misses, nor for its prefetches of remote chunks
+(issue 21: a remote scan larger than the cache refetched all of it).  Light: no kernel import (``SELECT 1`` and
 queries of constants load no numba)."""
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ from planner.logical import Scan
 
 def want_plan_chunks(plan, ctx) -> None:
     """At a query's start, mark the chunks every scan of ``plan`` may read
-    of its local files wanted in the buffer manager (ParquetFile.want_chunks,
+    wanted in the buffer manager (ParquetFile.want_chunks,
     BufferManager.want): the misses of the query's first scans then do not
     evict the cached chunks its later scans will hit (SF10 Q20's part and
-    partsupp scans around its lineitem scan).  Row groups pruning will drop
+    partsupp scans around its lineitem scan), nor does a remote scan's
+    read-ahead evict the chunks it is about to read.  Row groups pruning will drop
     are marked too (they are only kept a little longer).  A file that does
     not open is skipped here: its scan raises the error."""
-    from scan.io.source import is_url
     stack = [plan]
     while stack:
         node = stack.pop()
@@ -26,8 +27,6 @@ def want_plan_chunks(plan, ctx) -> None:
             continue
         fields = [f.name for f in node.schema]
         for path in node.files:
-            if is_url(path):
-                continue                    # remote scans prefetch what they read
             try:
                 pf = ctx.open_file(path)
             except PqdbError:

@@ -6,7 +6,10 @@ memory budget is exceeded; never written back.  Once the engine marks
 queries (``begin_query``), pages the running query used or said it will
 read (``want``) are not evicted for its other reads: a page read when only
 such pages are left is not cached at all, so a scan larger than the
-budget keeps the part that fit instead of evicting it page by page.
+budget keeps the part that fit instead of evicting it page by page.  A
+prefetched page (remote read-ahead, which the scan reads next) takes the
+room of pages the query has read already, else of those it will read
+last; state derived from a page is not charged at the cost of such pages.
 Thread-safe: two threads asking for the same range cause one read.
 
 The budget bounds the compressed bytes kept: the chunks of the row groups in
@@ -128,6 +131,7 @@ class BufferManager:
         self._query = 0                 # begin_query's count; 0: plain LRU
         self._used_in: dict = {}        # key -> the query that last used the page
         self._wanted: set = set()       # keys the running query said it will read
+        self._read_order: OrderedDict = OrderedDict()   # keys the running query read, in order
         self._settled = 0               # the query whose reads found only protected pages
         _MANAGERS.add(self)
 
@@ -141,6 +145,7 @@ class BufferManager:
         with self._lock:
             self._query += 1
             self._wanted = set()
+            self._read_order = OrderedDict()
 
     @staticmethod
     def keys_of(source, ranges) -> frozenset:
@@ -191,6 +196,43 @@ class BufferManager:
             evicted.append(page)
         return True
 
+    def _room_for_prefetch(self, length: int, evicted: list) -> bool:
+        """Room for a prefetched page when only protected pages are left
+        (lock held).  First the pages the running query has read already
+        go, first read first; then, if need be, of the pages it will read,
+        those cached last: a scan's pages come in the order it reads them,
+        so those are the ones it needs furthest ahead (the page a scan
+        about to read must never go).  A remote scan larger than the cache
+        then keeps most of what fit from one run to the next, where LRU
+        evicted each page just before the next run asked for it (every run
+        refetched everything).  False, evicting nothing, when even that
+        frees too little (pages prefetched and not yet read stay)."""
+        need = self._used + length - self.memory_budget_bytes
+        victims, free = [], 0
+        for key in self._read_order:
+            if free >= need:
+                break
+            page = self._pages.get(key)
+            if page is not None and key not in self._fresh:
+                victims.append((key, page))
+                free += page.nbytes + self._charged.get(key, 0)
+        if free < need:
+            for key in reversed(self._pages):
+                if free >= need:
+                    break
+                if key in self._fresh or key in self._read_order:
+                    continue
+                page = self._pages[key]
+                victims.append((key, page))
+                free += page.nbytes + self._charged.get(key, 0)
+        if free < need:
+            return False
+        for key, page in victims:
+            del self._pages[key]
+            self._used -= self._forget(key, page)
+            evicted.append(page)
+        return True
+
     @property
     def bytes_cached(self) -> int:
         return self._used
@@ -211,6 +253,9 @@ class BufferManager:
             if page is not None:
                 self._pages.move_to_end(key)
                 self._used_in[key] = self._query
+                if self._query:
+                    self._read_order[key] = None
+                    self._read_order.move_to_end(key)
                 self.hits += 1
                 if key in self._fresh:      # fetched for this read, ahead of it
                     self._fresh.discard(key)
@@ -262,14 +307,16 @@ class BufferManager:
             self._pending.pop(key, None)
             self.reads += 1
             evicted: list = []
-            if (fresh and length <= self.memory_budget_bytes) or \
-                    (not fresh and self._room_for(length, evicted)):
+            if self._room_for(length, evicted) or \
+                    (fresh and self._room_for_prefetch(length, evicted)):
                 self._pages[key] = out
                 self._keys[id(out)] = key
                 self._used_in[key] = self._query
                 self._used += out.nbytes
                 if fresh:
                     self._fresh.add(key)
+                elif self._query:
+                    self._read_order[key] = None
                 evicted += self._evict_to(self.memory_budget_bytes)
                 self.peak_bytes = max(self.peak_bytes, self._used)
         pending.event.set()
@@ -336,25 +383,32 @@ class BufferManager:
         del self._keys[id(page)]
         self._fresh.discard(key)
         self._used_in.pop(key, None)
+        self._read_order.pop(key, None)
         return page.nbytes + self._charged.pop(key, 0)
 
     def charge_page(self, page: np.ndarray, nbytes: int) -> bool:
         """Count ``nbytes`` of derived state against the budget for as long
         as ``page`` (an array this manager returned) stays cached; False,
-        charging nothing, when it is not cached here (any more), or when
+        charging nothing, when it is not cached here (any more), when
         ``nbytes`` is more than a quarter of the budget (keeping it would
-        push out most of the cache)."""
+        push out most of the cache), or when making room would evict a page
+        the running query used or will read (_room_for)."""
+        evicted: list = []
         with self._lock:
             key = self._keys.get(id(page))
             if key is None or self._pages.get(key) is not page or \
                     int(nbytes) > self.memory_budget_bytes // 4:
                 return False
-            self._charged[key] = self._charged.get(key, 0) + int(nbytes)
-            self._used += int(nbytes)
-            evicted = self._evict_to(self.memory_budget_bytes)
-            self.peak_bytes = max(self.peak_bytes, self._used)
+            # when only pages the running query will read are left, state
+            # derived from one is not worth evicting another for
+            ok = self._room_for(int(nbytes), evicted)
+            if ok:
+                self._charged[key] = self._charged.get(key, 0) + int(nbytes)
+                self._used += int(nbytes)
+                evicted += self._evict_to(self.memory_budget_bytes)
+                self.peak_bytes = max(self.peak_bytes, self._used)
         _notify(evicted)
-        return True
+        return ok
 
     def shrink(self, nbytes: int) -> int:
         """Evict least-recently-used pages until ``nbytes`` are freed (or
@@ -383,6 +437,7 @@ class BufferManager:
                 self._fresh.clear()
                 self._charged.clear()
                 self._used_in.clear()
+                self._read_order.clear()
                 self._wanted = set()
                 self._used = 0
             else:

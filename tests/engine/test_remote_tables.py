@@ -323,3 +323,24 @@ def test_dropped_connections_leave_no_opener_threads(fault_server, tmp_path):
     while opener_threads() and time.time() < deadline:
         time.sleep(0.05)
     assert opener_threads() == []
+
+
+def test_remote_scan_larger_than_the_cache_keeps_part_of_it(fault_server, tmp_path):
+    """A second run refetched every chunk: its read-ahead evicted, least
+    recently used first, the chunks it was about to read.  Now pages the
+    run has read go first, then those it needs furthest ahead."""
+    path = sample_parquet(str(tmp_path / "big.parquet"), rows=400_000, row_group_size=25_000)
+    url = fault_server.add("big.parquet", path)
+    con = engine.connect(threads=2, buffer_memory=3 << 20)
+    q = Q.format(f"'{url}'")
+    first = bounded(lambda: con.sql(q))
+    assert first.fetchall() == local_answer(path)
+    assert first.io["bytes_fetched"] > (4 << 20)         # more than the cache holds
+    fetched = []
+    for _ in range(2):
+        again = bounded(lambda: con.sql(q))
+        assert again.fetchall() == local_answer(path)
+        fetched.append(again.io["bytes_fetched"])
+    assert max(fetched) < 0.8 * first.io["bytes_fetched"]
+    assert con._catalog.buffer_manager.peak_bytes <= 3 << 20
+    con.close()

@@ -360,3 +360,44 @@ def test_waiters_of_a_failed_read_get_its_error(tmp_path):
     with pytest.raises(OSError):         # a new read tries again
         bm.get(src, 0, 1000)
     assert src.calls == 2
+
+
+class _PrefetchingSource(LocalFileSource):
+    """A local file posing as a remote one: fetch_ranges answers at once."""
+    remote = True
+
+    def __init__(self, path):
+        super().__init__(path)
+        self.fetched = []
+
+    def fetch_ranges(self, ranges, done, max_waste=None):
+        for i, (off, n) in enumerate(ranges):
+            self.fetched.append(off)
+            out = np.empty(n, np.uint8)
+            self.read_into(off, out)
+            done(i, out, None)
+
+
+def test_read_ahead_evicts_pages_read_then_those_needed_last(tmp_path):
+    """Five 1000-byte pages, room for three, a query reading them in order
+    (all wanted).  Run 1 keeps the last three; run 2 must fetch pages 0 and
+    1 ahead: the first goes where page 4 was (needed furthest ahead), the
+    second where page 0 was once read -- never where 2 and 3 wait."""
+    p = tmp_path / "f.bin"
+    p.write_bytes(os.urandom(5000))
+    src = _PrefetchingSource(str(p))
+    bm = BufferManager(3000)
+    keys = bm.keys_of(src, [(i * 1000, 1000) for i in range(5)])
+
+    def run():
+        bm.begin_query()
+        bm.want(keys)
+        src.fetched.clear()
+        for i in range(5):
+            bm.prefetch(src, [(i * 1000, 1000)])
+            assert bytes(bm.get(src, i * 1000, 1000)) == p.read_bytes()[i * 1000:(i + 1) * 1000]
+        return list(src.fetched)
+    assert run() == [0, 1000, 2000, 3000, 4000]
+    assert [bm.holds(src, i * 1000, 1000) for i in range(5)] == [False, False, True, True, True]
+    assert run() == [0, 1000, 4000]           # (all five before: LRU dropped 2, then 3, ...)
+    assert bm.bytes_cached <= 3000
