@@ -88,28 +88,41 @@ class RemoteSettings:
 MAX_WASTE = 0.1
 
 
-def coalesce(ranges, gap: int, max_waste: float = MAX_WASTE) -> list:
+def coalesce(ranges, gap: int, max_waste: float = MAX_WASTE,
+             history: list | None = None) -> list:
     """Group (offset, length) ranges: sorted, merged while the gap to the
     next is at most ``gap`` bytes and the gaps merged so far (with it) stay
-    at most ``max_waste`` of the bytes asked for in the request.  Overlapping and
-    touching ranges always merge.  [(start, end, [indexes into ranges])]."""
+    at most ``max_waste`` of the bytes asked for in the request.  With
+    ``history`` ([bytes asked, bytes wasted] before these ranges, updated
+    in place) a gap within ``gap`` also joins while the bytes wasted over
+    all the requests stay at most ``max_waste`` of all bytes asked for:
+    requests that waste nothing leave room for one that wastes more (SF1
+    Q3: of each lineitem row group, l_extendedprice..l_shipdate's gap is
+    10.1% of that request, 7.8% of the row group's chunks asked for).  Overlapping
+    and touching ranges always merge.  [(start, end, [indexes into ranges])]."""
     order = sorted(range(len(ranges)), key=lambda i: ranges[i][0])
+    asked, wasted = history if history is not None else (0, 0)
     out: list = []
     for i in order:
         off, length = ranges[i]
         end = off + length
+        asked += length
         if out:
             last = out[-1]
             hole = off - last[1]
             new_end = max(last[1], end)
             waste = last[3] + hole
-            if hole <= 0 or (hole <= gap and
-                             waste <= max_waste * (new_end - last[0] - waste)):
+            if hole <= 0 or (hole <= gap and (
+                    waste <= max_waste * (new_end - last[0] - waste) or
+                    (history is not None and wasted + hole <= max_waste * asked))):
                 last[1] = new_end
                 last[2].append(i)
                 last[3] += max(hole, 0)
+                wasted += max(hole, 0)
                 continue
         out.append([off, end, [i], 0])
+    if history is not None:
+        history[0], history[1] = asked, wasted
     return [(s, e, idx) for s, e, idx, _ in out]
 
 
@@ -205,7 +218,10 @@ class RemoteSource(ByteSource):
 
     def _fetch_missing(self, ranges, missing: list, sub: list, done, max_waste: float) -> None:
         submit_cuts = getattr(self, "submit_cuts", None)
-        for start, end, members in coalesce(sub, self.settings.coalesce_gap, max_waste):
+        # one call's ranges (a row group's chunks, or their page runs) share
+        # the waste allowance: credit does not carry over to later reads
+        groups = coalesce(sub, self.settings.coalesce_gap, max_waste, [0, 0])
+        for start, end, members in groups:
             idx = [missing[m] for m in members]
             if submit_cuts is not None and len(idx) > 1 and end - start <= MAX_REQUEST:
                 self._fetch_cut(start, end, idx, ranges, submit_cuts, done)

@@ -51,6 +51,19 @@ def test_coalesce_merges_close_ranges():
     assert coalesce([(0, 10), (5, 10), (15, 5)], 0) == [(0, 20, [0, 1, 2])]
 
 
+def test_coalesce_shares_the_waste_allowance_of_one_call():
+    ranges = [(0, 1000), (5000, 500), (5600, 400)]
+    # 100 wasted of 900 asked: over 10% for that request alone
+    assert coalesce(ranges, 1000) == [(0, 1000, [0]), (5000, 5500, [1]), (5600, 6000, [2])]
+    history = [0, 0]
+    # within 10% of the 1,900 bytes the call asks for
+    assert coalesce(ranges, 1000, history=history) == [(0, 1000, [0]), (5000, 6000, [1, 2])]
+    assert history == [1900, 100]
+    # the allowance spent, the next such gap stays apart
+    assert coalesce([(0, 500), (600, 400)], 1000, history=[1000, 100]) == \
+        [(0, 500, [0]), (600, 1000, [1])]
+
+
 def test_coalesce_caps_the_wasted_bytes():
     # a 5-byte gap is 25% of a 20-byte request: over the 10% cap, not merged
     assert coalesce([(0, 10), (15, 5)], 100) == [(0, 10, [0]), (15, 20, [1])]
