@@ -291,7 +291,7 @@ class Catalog:
                     (f not in self._files or self._files[f][0][1] != epoch)]
             new = [f for f in todo if f not in self._files]
         for f in todo:
-            if f in self._files:
+            if f not in new:
                 self._open_remote(f, planning=True)     # validated in the background
         if len(new) < 2:
             return

@@ -32,20 +32,22 @@ def planned_with_confirmed_files(plan, catalog):
     confirm = getattr(catalog, "confirm_files", None)
     if confirm is None:
         return plan()
+    failed = None
     try:
         out = plan()
     except Exception as error:
-        try:
-            unchanged = confirm()
-        except Exception:           # noqa: BLE001 - the planning error is raised instead
-            raise error from None
-        if unchanged:
-            raise
-        out = plan()
-    else:
-        if confirm():
-            return out
-        out = plan()
+        out, failed = None, error
+    try:
+        unchanged = confirm()
+    except Exception:               # noqa: BLE001 - the planning error comes first
+        if failed is not None:
+            raise failed from None
+        raise
+    if unchanged:
+        if failed is not None:
+            raise failed
+        return out
+    out = plan()
     confirm()
     return out
 

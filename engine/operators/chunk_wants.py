@@ -1,8 +1,9 @@
 """What a query's scans will read, told to the buffer manager at the
 query's start (issue 23): kept cached chunks are not evicted for the
 query's own earlier misses, nor for its prefetches of remote chunks
-(issue 21: a remote scan larger than the cache refetched all of it).  Light: no kernel import (``SELECT 1`` and
-queries of constants load no numba)."""
+(issue 21: a remote scan larger than the cache refetched all of it).
+Light: no kernel import (``SELECT 1`` and queries of constants load no
+numba)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ def want_plan_chunks(plan, ctx) -> None:
     BufferManager.want): the misses of the query's first scans then do not
     evict the cached chunks its later scans will hit (SF10 Q20's part and
     partsupp scans around its lineitem scan), nor does a remote scan's
-    read-ahead evict the chunks it is about to read.  Row groups pruning will drop
-    are marked too (they are only kept a little longer).  A file that does
-    not open is skipped here: its scan raises the error."""
+    read-ahead evict the chunks it is about to read.  Row groups pruning
+    will drop are marked too (they are only kept a little longer).  A file
+    that does not open is skipped here: its scan raises the error."""
     stack = [plan]
     while stack:
         node = stack.pop()

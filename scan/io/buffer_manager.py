@@ -31,6 +31,7 @@ chunk's plaintext) is ``derive``d from it: charged and evicted with it.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import weakref
 from collections import OrderedDict
@@ -208,21 +209,14 @@ class BufferManager:
         refetched everything).  False, evicting nothing, when even that
         frees too little (pages prefetched and not yet read stay)."""
         need = self._used + length - self.memory_budget_bytes
+        read = self._read_order
+        candidates = itertools.chain(read, (k for k in reversed(self._pages) if k not in read))
         victims, free = [], 0
-        for key in self._read_order:
+        for key in candidates:
             if free >= need:
                 break
             page = self._pages.get(key)
             if page is not None and key not in self._fresh:
-                victims.append((key, page))
-                free += page.nbytes + self._charged.get(key, 0)
-        if free < need:
-            for key in reversed(self._pages):
-                if free >= need:
-                    break
-                if key in self._fresh or key in self._read_order:
-                    continue
-                page = self._pages[key]
                 victims.append((key, page))
                 free += page.nbytes + self._charged.get(key, 0)
         if free < need:
@@ -232,6 +226,12 @@ class BufferManager:
             self._used -= self._forget(key, page)
             evicted.append(page)
         return True
+
+    def _mark_read(self, key) -> None:
+        """The running query has read page ``key`` (lock held)."""
+        if self._query:
+            self._read_order[key] = None
+            self._read_order.move_to_end(key)
 
     @property
     def bytes_cached(self) -> int:
@@ -253,9 +253,7 @@ class BufferManager:
             if page is not None:
                 self._pages.move_to_end(key)
                 self._used_in[key] = self._query
-                if self._query:
-                    self._read_order[key] = None
-                    self._read_order.move_to_end(key)
+                self._mark_read(key)
                 self.hits += 1
                 if key in self._fresh:      # fetched for this read, ahead of it
                     self._fresh.discard(key)
@@ -315,8 +313,8 @@ class BufferManager:
                 self._used += out.nbytes
                 if fresh:
                     self._fresh.add(key)
-                elif self._query:
-                    self._read_order[key] = None
+                else:
+                    self._mark_read(key)
                 evicted += self._evict_to(self.memory_budget_bytes)
                 self.peak_bytes = max(self.peak_bytes, self._used)
         pending.event.set()

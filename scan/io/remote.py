@@ -94,8 +94,8 @@ def coalesce(ranges, gap: int, max_waste: float = MAX_WASTE,
     next is at most ``gap`` bytes and the gaps merged so far (with it) stay
     at most ``max_waste`` of the bytes asked for in the request.  With
     ``history`` ([bytes asked, bytes wasted] before these ranges, updated
-    in place) a gap within ``gap`` also joins while the bytes wasted over
-    all the requests stay at most ``max_waste`` of all bytes asked for:
+    in place) a gap within ``gap`` joins instead while the bytes wasted
+    over all the requests stay at most ``max_waste`` of all bytes asked for:
     requests that waste nothing leave room for one that wastes more (SF1
     Q3: of each lineitem row group, l_extendedprice..l_shipdate's gap is
     10.1% of that request, 7.8% of the row group's chunks asked for).  Overlapping
@@ -112,9 +112,11 @@ def coalesce(ranges, gap: int, max_waste: float = MAX_WASTE,
             hole = off - last[1]
             new_end = max(last[1], end)
             waste = last[3] + hole
-            if hole <= 0 or (hole <= gap and (
-                    waste <= max_waste * (new_end - last[0] - waste) or
-                    (history is not None and wasted + hole <= max_waste * asked))):
+            if history is None:             # this request's waste alone
+                fits = waste <= max_waste * (new_end - last[0] - waste)
+            else:                           # all the requests' (implied by the above)
+                fits = wasted + hole <= max_waste * asked
+            if hole <= 0 or (hole <= gap and fits):
                 last[1] = new_end
                 last[2].append(i)
                 last[3] += max(hole, 0)
