@@ -126,7 +126,7 @@ class HttpClient:
         return self._session, self._sem
 
     async def request(self, method: str, url: str, headers: dict | None = None,
-                      byte_range: tuple | None = None, check=None, cuts=None):
+                      byte_range: tuple | None = None, check=None, cuts=None, into=None):
         """(status, headers, body) of one request, retried with backoff on
         transient failures.  ``check(status, headers, body)`` may raise
         _Retryable (retried) or PqdbIOError (not).  A GET with a
@@ -135,7 +135,10 @@ class HttpClient:
         of the chunks and a copy after it); a longer body (a server that
         ignores Range) comes back as bytes.  ``cuts`` ((lo, hi) offsets into
         the range, sorted by lo): a 206's body goes straight into one array
-        per cut (a ``CutBody``), the bytes between cuts are dropped."""
+        per cut (a ``CutBody``), the bytes between cuts are dropped.
+        ``into``: the arrays to read into (one per cut, or one of the
+        range's length), allocated by the thread that submitted the read
+        (see ``HttpSource.submit``)."""
         import aiohttp
         s = self.settings
         hdrs = {"Accept-Encoding": "identity"}
@@ -160,9 +163,10 @@ class HttpClient:
                         elif byte_range is not None and method == "GET":
                             length = byte_range[1] - byte_range[0]
                             if cuts is not None and status == 206:
-                                body = await read_cut_body(resp, length, cuts)
+                                body = await read_cut_body(resp, length, cuts, into)
                             else:
-                                body = await _read_body(resp, length)
+                                body = await _read_body(
+                                    resp, length, into if cuts is None else None)
                         else:
                             body = await resp.read()
                         self.io.add(bytes_fetched=len(body))
@@ -194,10 +198,12 @@ class HttpClient:
         self._thread.join(timeout=5)
 
 
-async def _read_body(resp, length: int):
+async def _read_body(resp, length: int, buf=None):
     """The body of ``resp``: a uint8 array when it is at most ``length``
-    bytes (shorter: truncated, the caller's check retries), else bytes."""
-    buf = np.empty(max(length, 0), np.uint8)
+    bytes (shorter: truncated, the caller's check retries), else bytes.
+    ``buf``: the array to read into (else a new one)."""
+    if buf is None:
+        buf = np.empty(max(length, 0), np.uint8)
     pos, spill = 0, None
     while True:
         block = await resp.content.readany()
@@ -229,13 +235,15 @@ class CutBody:
         return self.received
 
 
-async def read_cut_body(resp, length: int, cuts) -> CutBody:
+async def read_cut_body(resp, length: int, cuts, parts=None) -> CutBody:
     """The body of a 206 for ``length`` bytes, each cut's bytes copied once
     into its own array as blocks arrive (a merged request's ranges: no
     array of the whole range, no second copy per range).  A body longer
     than ``length`` is a truncated/invalid response for the checks: its
-    ``received`` says so."""
-    parts = [np.empty(hi - lo, np.uint8) for lo, hi in cuts]
+    ``received`` says so.  ``parts``: the arrays to read into (else new
+    ones)."""
+    if parts is None:
+        parts = [np.empty(hi - lo, np.uint8) for lo, hi in cuts]
     first, pos = 0, 0
     while True:
         block = await resp.content.readany()
@@ -372,7 +380,7 @@ class HttpSource(RemoteSource):
             return done_future(memoryview(self._whole)[start:end])
         if self._size < SMALL_FILE:
             return self._small(start, end)
-        return self.client.run(self._range(start, end))
+        return self.client.run(self._range(start, end, None, np.empty(end - start, np.uint8)))
 
     def submit_cuts(self, start: int, end: int, cuts) -> Future:
         """A future of one array per (lo, hi) of ``cuts`` (offsets into
@@ -381,7 +389,8 @@ class HttpSource(RemoteSource):
         if self._whole is not None or self._size < SMALL_FILE:
             return _then(self.submit(start, end),
                          lambda data: [memoryview(data)[lo:hi] for lo, hi in cuts])
-        return self.client.run(self._range(start, end, cuts))
+        parts = [np.empty(hi - lo, np.uint8) for lo, hi in cuts]
+        return self.client.run(self._range(start, end, cuts, parts))
 
     def _small(self, start: int, end: int) -> Future:
         with self._whole_lock:
@@ -398,11 +407,18 @@ class HttpSource(RemoteSource):
         self._whole = body
         return body
 
-    async def _range(self, start: int, end: int, cuts=None):
+    async def _range(self, start: int, end: int, cuts=None, into=None):
+        """The bytes [start, end) (per cut of ``cuts``), read into ``into``:
+        arrays the submitting thread allocated.  Allocated on the event-loop
+        thread, they came mostly from memory the kernel had to map and zero
+        page by page (SF10 Q6 over http: 145k page faults, 1.3 s of system
+        time on that thread); allocated on the scan threads they reuse the
+        memory freed pages left, as the local path's reads do (no faults
+        after a process's first query)."""
         hdrs = {"Range": f"bytes={start}-{end - 1}"}
         hdrs.update(self._conditions())
         _, _, body = await self.client.request("GET", self.path, hdrs, (start, end),
-                                               self._checker(start, end), cuts)
+                                               self._checker(start, end), cuts, into)
         if isinstance(body, CutBody):
             return body.parts
         if len(body) != end - start:        # 200: the whole file, kept
