@@ -19,6 +19,11 @@ directory.  Per query it prints:
   connection's byte cache is dropped but its statistics (collected by the
   first run) kept, over lineitem bytes of the first run (aim on date-sorted
   lineitem, Q6 and Q14: <= 1/8; the paper's Fig. 8);
+- ``cpu l`` / ``cpu h`` / ``srv``: CPU seconds of the best local run and
+  of the best http run (all of pqdb's threads: the scan threads and the
+  http event loop), and the server process's CPU during that http run
+  ('-' where /proc cannot tell): over localhost the server and the
+  client's I/O share the machine's cores with the query;
 - ``peer``: Polars ``scan_parquet`` over http with its SQL (``--peer
   duckdb-fsspec``: DuckDB over pyarrow datasets on fsspec's HTTPFileSystem),
   the same URLs in the same run: its seconds and the bytes the server sent
@@ -63,6 +68,22 @@ def parse_rate(text: str | None) -> float | None:
     return float(t)
 
 
+def process_cpu(pid: int) -> float | None:
+    """CPU seconds the threads of a process have run (Linux /proc, in
+    nanoseconds; a thread that ended no longer counts), or None."""
+    total = 0
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                    total += int(f.read().split()[0])
+            except FileNotFoundError:
+                continue
+    except (OSError, ValueError, IndexError):
+        return None
+    return total / 1e9
+
+
 def settle() -> None:
     """A full garbage collection before a timed run: the 35-60 ms
     collections that earlier runs' garbage would set off inside it
@@ -91,8 +112,14 @@ def connect_views(tables: dict, **options):
     return con
 
 
-def needed_bytes(local: dict, sql: str, threads: int) -> tuple[int, float]:
-    """Distinct bytes a cold local run asks the buffer manager for, and its seconds."""
+def cpu_delta(server, before: float | None) -> float | None:
+    after = process_cpu(server.proc.pid)
+    return None if before is None or after is None else after - before
+
+
+def needed_bytes(local: dict, sql: str, threads: int) -> tuple[int, float, float]:
+    """Distinct bytes a cold local run asks the buffer manager for, its
+    seconds and its CPU seconds."""
     con = connect_views(local, threads=threads)
     bm = con._catalog.buffer_manager
     seen = set()
@@ -103,11 +130,11 @@ def needed_bytes(local: dict, sql: str, threads: int) -> tuple[int, float]:
         return get(source, offset, length)
     bm.get = spy
     settle()
-    t = time.perf_counter()
+    c0, t = time.process_time(), time.perf_counter()
     con.sql(sql).fetchall()
-    secs = time.perf_counter() - t
+    secs, cpu = time.perf_counter() - t, time.process_time() - c0
     con.close()
-    return sum(n for _, _, n in seen), secs
+    return sum(n for _, _, n in seen), secs, cpu
 
 
 def disk_run(urls: dict, sql: str, cache: str, threads: int) -> int:
@@ -208,18 +235,20 @@ def main(argv=None) -> None:
     warm.close()
     head = (f"{'q':>3} {'need MB':>8} {'fetch MB':>8} {'x need':>6} {'req':>5} {'2nd B':>6} "
             f"{'2nd req':>7} {'disk B':>7} {'local s':>7} {'http s':>7} {'x':>5} "
+            f"{'cpu l':>5} {'cpu h':>5} {'srv':>5} "
             f"{'peer s':>7} {'peer MB':>8}" + (f" {'stat x':>6}" if args.rerun else ""))
     print(head)
-    sums = dict(need=0, fetched=0, local=0.0, http=0.0)
+    sums = dict(need=0, fetched=0, local=0.0, http=0.0, cpu_local=0.0, cpu_http=0.0)
     for q in [int(x) for x in args.queries.split(",")]:
         sql = query_text(q)
-        need, local_s = needed_bytes(local, sql, args.threads)
+        need, local_s, local_cpu = needed_bytes(local, sql, args.threads)
         con = connect_views(urls, **options)
         lineitem = server.bytes_sent("lineitem")
         settle()
-        t = time.perf_counter()
+        s0, c0, t = process_cpu(server.proc.pid), time.process_time(), time.perf_counter()
         first = con.sql(sql)
         http_s = time.perf_counter() - t
+        http_cpu, srv_cpu = time.process_time() - c0, cpu_delta(server, s0)
         lineitem = server.bytes_sent("lineitem") - lineitem
         second = con.sql(sql)
         stat = ""
@@ -233,15 +262,20 @@ def main(argv=None) -> None:
         for _ in range(args.repeat - 1):    # cold runs in turn, fresh connections: the best
             cl = connect_views(local, threads=args.threads)
             settle()
-            t = time.perf_counter()
+            c0, t = time.process_time(), time.perf_counter()
             cl.sql(sql).fetchall()
-            local_s = min(local_s, time.perf_counter() - t)
+            secs = time.perf_counter() - t
+            if secs < local_s:
+                local_s, local_cpu = secs, time.process_time() - c0
             cl.close()
             ch = connect_views(urls, **options)
             settle()
-            t = time.perf_counter()
+            s0, c0, t = process_cpu(server.proc.pid), time.process_time(), time.perf_counter()
             ch.sql(sql).fetchall()
-            http_s = min(http_s, time.perf_counter() - t)
+            secs = time.perf_counter() - t
+            if secs < http_s:
+                http_s, http_cpu = secs, time.process_time() - c0
+                srv_cpu = cpu_delta(server, s0)
             ch.close()
         disk = "-"
         if args.disk:
@@ -265,13 +299,18 @@ def main(argv=None) -> None:
         print(f"{q:>3} {mb(need)} {mb(io['bytes_fetched'])} "
               f"{io['bytes_fetched'] / max(need, 1):6.2f} {io['requests']:>5} "
               f"{io2['bytes_fetched']:>6} {io2['requests']:>7} {disk:>7} {local_s:7.2f} "
-              f"{http_s:7.2f} {http_s / local_s:5.2f} {peer_s:>7} {peer_mb:>8}{stat}", flush=True)
+              f"{http_s:7.2f} {http_s / local_s:5.2f} {local_cpu:5.2f} {http_cpu:5.2f} "
+              f"{'-' if srv_cpu is None else format(srv_cpu, '5.2f'):>5} "
+              f"{peer_s:>7} {peer_mb:>8}{stat}", flush=True)
         sums["need"] += need
         sums["fetched"] += io["bytes_fetched"]
         sums["local"] += local_s
         sums["http"] += http_s
+        sums["cpu_local"] += local_cpu
+        sums["cpu_http"] += http_cpu + (srv_cpu or 0.0)
     print(f"all: fetched/need {sums['fetched'] / max(sums['need'], 1):.2f}, "
-          f"http/local time {sums['http'] / max(sums['local'], 1e-9):.2f}")
+          f"http/local time {sums['http'] / max(sums['local'], 1e-9):.2f}, "
+          f"CPU (http: pqdb + server) {sums['cpu_http'] / max(sums['cpu_local'], 1e-9):.2f}")
     server.stop()
 
 
