@@ -10,7 +10,8 @@ Heavy modules (sqlglot, the binder) are imported on first use so that
 from __future__ import annotations
 
 
-def plan_query(ast, catalog, params: list | None = None, sql: str | None = None):
+def plan_query(ast, catalog, params: list | None = None, sql: str | None = None,
+               confirm: bool = True):
     """Bind ``ast`` (a sqlglot query expression, or SQL text), fold constants,
     apply the rewrite rules and order joins.  Returns the optimized logical
     plan; its root schema names are the output column names.
@@ -18,9 +19,37 @@ def plan_query(ast, catalog, params: list | None = None, sql: str | None = None)
     A catalog may validate files in the background while it is bound
     (``catalog.confirm_files()``, engine/catalog.py): when a file turns out
     to have changed, the statement is planned once more, on its new
-    footer."""
+    footer.  ``confirm=False``: the plan is returned while they may still
+    run, and the caller confirms them (planned_before_confirmation)."""
     from planner.optimizer import plan_query as _plan
-    return planned_with_confirmed_files(lambda: _plan(ast, catalog, params, sql), catalog)
+
+    def plan():
+        return _plan(ast, catalog, params, sql)
+    if confirm:
+        return planned_with_confirmed_files(plan, catalog)
+    return planned_before_confirmation(plan, catalog)
+
+
+def planned_before_confirmation(plan, catalog):
+    """``plan()`` on the footers at hand, the catalog's background file
+    validations perhaps still running: the caller runs the plan and then
+    calls ``catalog.confirm_files()``, and discards what it ran when a file
+    changed.  A failed planning is confirmed at once: when a file changed
+    (the old footer may lack a column the new file has) the statement is
+    planned again (planned_with_confirmed_files), else its error stands."""
+    try:
+        return plan()
+    except Exception as error:
+        confirm = getattr(catalog, "confirm_files", None)
+        if confirm is None:
+            raise
+        try:
+            unchanged = confirm()
+        except Exception:           # noqa: BLE001 - the planning error comes first
+            raise error from None
+        if unchanged:
+            raise
+    return planned_with_confirmed_files(plan, catalog)
 
 
 def planned_with_confirmed_files(plan, catalog):

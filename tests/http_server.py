@@ -57,6 +57,8 @@ class HttpServer:
         self.latency = latency          # seconds before each answer (an object store's)
         self.in_flight = 0
         self.max_in_flight = 0
+        self._methods_in_flight: list[str] = []
+        self.together: set = set()      # (method arriving, a method it found in flight)
         self._lock = threading.Lock()
         self._loop = None
         self._runner = None
@@ -159,11 +161,14 @@ class HttpServer:
         with self._lock:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self.together.update((request.method, m) for m in self._methods_in_flight)
+            self._methods_in_flight.append(request.method)
         try:
             return await self._serve(request)
         finally:
             with self._lock:
                 self.in_flight -= 1
+                self._methods_in_flight.remove(request.method)
 
     async def _serve(self, request: web.Request):
         path = request.path

@@ -118,6 +118,57 @@ def test_file_changed_between_statements_is_planned_on_its_new_footer(fault_serv
     assert url in str(e.value)
 
 
+def test_a_query_reads_while_its_files_are_validated(fault_server, sample):
+    """A statement on known files sends its first data request with the
+    validations (HEAD), not after their answers: on an object store one
+    round trip sooner."""
+    url = fault_server.add("a.parquet", sample)
+    con = engine.connect(threads=2)
+    assert bounded(lambda: con.sql(f"SELECT count(*) FROM '{url}'").fetchall()) == [(200_000,)]
+    fault_server.latency = 1.0          # planning's time stays well inside it
+    fault_server.together.clear()
+    fault_server.clear_log()
+    got = bounded(lambda: con.sql(f"SELECT sum(id) FROM '{url}'").fetchall())
+    assert got == local_answer(sample, "SELECT sum(id) FROM {}")
+    assert [r.method for r in fault_server.log].count("HEAD") == 1
+    # a data read and the validation were in flight together
+    assert {("GET", "HEAD"), ("HEAD", "GET")} & fault_server.together
+    con.close()
+
+
+def test_a_replaced_file_never_gives_its_old_rows(fault_server, tmp_path):
+    """A file replaced (same schema) after its pages were cached: the run
+    started on the old footer and cached pages is discarded once the
+    validation reports the change, and the statement runs on the new
+    file; also when the old run fails (If-Match: 412) and when the file is
+    gone."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    old, new = str(tmp_path / "old.parquet"), str(tmp_path / "new.parquet")
+    pq.write_table(pa.table({"id": list(range(100)), "v": [1.5] * 100}), old)
+    pq.write_table(pa.table({"id": list(range(100, 300)), "v": [2.5] * 200}), new)
+    url = fault_server.add("t.parquet", old)
+    con = engine.connect(threads=2)
+    q = f"SELECT count(*), sum(id), sum(v) FROM '{url}'"
+    assert bounded(lambda: con.sql(q).fetchall()) == [(100, 4950, 150.0)]
+    assert bounded(lambda: con.sql(q).fetchall()) == [(100, 4950, 150.0)]  # cached
+    fault_server.replace("t.parquet", open(new, "rb").read())
+    assert bounded(lambda: con.sql(q).fetchall()) == [(200, 39900, 500.0)]
+    # not cached: the old footer's ranges are read with If-Match, 412
+    fault_server.replace("t.parquet", open(old, "rb").read())
+    q2 = f"SELECT max(v), min(id) FROM '{url}'"
+    assert bounded(lambda: con.sql(q2).fetchall()) == [(1.5, 0)]
+    fault_server.latency = 0.2       # the data reads answered before the validation
+    fault_server.replace("t.parquet", open(new, "rb").read())
+    assert bounded(lambda: con.sql(f"SELECT min(v), max(id) FROM '{url}'").fetchall()) == \
+        [(2.5, 299)]
+    fault_server.remove("t.parquet")
+    with pytest.raises(engine.PqdbIOError, match="404") as e:
+        bounded(lambda: con.sql(q))
+    assert url in str(e.value)
+    con.close()
+
+
 def test_http_glob_is_an_error(fault_server):
     con = engine.connect()
     with pytest.raises(engine.NotSupportedError, match="globs are not supported over http"):
