@@ -35,6 +35,7 @@ full garbage collection.  Nothing is asserted.
     .venv/bin/python bench/remote.py --queries 1,6,14 --rate 1gbit --disk
     .venv/bin/python bench/remote.py --latency 20ms --concurrency 64   # an object store
     .venv/bin/python bench/remote.py --coalesce-gap 0      # no range merging
+    .venv/bin/python bench/remote.py --latency 20ms --coalesce-waste 0.5   # fewer requests
     .venv/bin/python bench/remote.py --data /tmp/sf1-sorted --queries 6,14 --rerun
 """
 
@@ -198,6 +199,8 @@ def main(argv=None) -> None:
     ap.add_argument("--latency", default="0", help="delay before each answer (HEAD or GET), "
                     "e.g. 20ms (an object store's time to first byte)")
     ap.add_argument("--coalesce-gap", default=None, help="http_coalesce_gap (default 1MiB)")
+    ap.add_argument("--coalesce-waste", default=None,
+                    help="http_coalesce_waste (default 0.1: bytes <= 1.1x those needed)")
     ap.add_argument("--concurrency", type=int, default=None,
                     help="http_concurrency (default 16)")
     ap.add_argument("--disk", action="store_true", help="also measure the disk cache")
@@ -224,6 +227,8 @@ def main(argv=None) -> None:
         options["http_coalesce_gap"] = args.coalesce_gap
     if args.concurrency is not None:
         options["http_concurrency"] = args.concurrency
+    if args.coalesce_waste is not None:
+        options["http_coalesce_waste"] = args.coalesce_waste
     print(f"data {data}: files {total / 1e6:.1f} MB; server rate "
           f"{args.rate or 'uncapped'}, latency {latency * 1e3:g} ms; "
           f"threads {args.threads}; options {options}")

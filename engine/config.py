@@ -134,6 +134,19 @@ def _parse_float(value) -> float:
     return result
 
 
+def _parse_share(value) -> float:
+    """A non-negative number (a share: 0.1 is 10%)."""
+    if isinstance(value, bool):
+        raise ValueError("not a number")
+    try:
+        result = float(str(value).strip()) if not isinstance(value, (int, float)) else float(value)
+    except ValueError:
+        raise ValueError("not a number") from None
+    if not 0 <= result < float("inf"):
+        raise ValueError("must be a number >= 0")
+    return result
+
+
 def _parse_headers(value) -> dict:
     """HTTP headers: a dict, JSON text of one, or ``Name: value`` pairs
     separated by newlines (or ``;``).  '' clears them."""
@@ -192,6 +205,7 @@ class Config:
     http_headers: dict = field(default_factory=dict)   # sent with every request
     http_concurrency: int = 16            # requests in flight per connection
     http_coalesce_gap: int = 1 << 20      # ranges this close become one request
+    http_coalesce_waste: float = 0.1      # bytes nobody asked for, as a share of those asked
     http_footer_prefetch: int = 64 << 10  # speculative tail read for the footer
     remote_cache_dir: str = ""            # disk cache of remote ranges ('' = none)
     remote_cache_size: int = 4 << 30      # its bound
@@ -215,6 +229,7 @@ class Config:
         "http_headers": _parse_headers,
         "http_concurrency": _parse_positive_int,
         "http_coalesce_gap": _parse_gap,
+        "http_coalesce_waste": _parse_share,
         "http_footer_prefetch": _parse_bytes,
         "remote_cache_dir": str,
         "remote_cache_size": _parse_bytes,
@@ -247,6 +262,7 @@ class Config:
         settings.headers = dict(self.http_headers)
         settings.concurrency = self.http_concurrency
         settings.coalesce_gap = self.http_coalesce_gap
+        settings.coalesce_waste = self.http_coalesce_waste
         settings.footer_prefetch = self.http_footer_prefetch
         settings.cache_dir = self.remote_cache_dir
         settings.cache_size = self.remote_cache_size

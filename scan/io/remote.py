@@ -61,6 +61,14 @@ class IoCounters:
         return f"IoCounters({self.snapshot()})"
 
 
+# a gap is merged into a request only while the bytes nobody asked for stay
+# at most this share of the bytes asked for: merging saves requests (first-
+# byte latency, per-request cost), and bytes fetched stay <= 1.1x those needed
+# (the default of http_coalesce_waste; on a store where a request costs more
+# than the bytes, a larger share trades egress for fewer round trips)
+MAX_WASTE = 0.1
+
+
 @dataclass
 class RemoteSettings:
     """The http_* and remote_cache_* options (engine/config.py), as scan/
@@ -70,6 +78,7 @@ class RemoteSettings:
     headers: dict = field(default_factory=dict)
     concurrency: int = 16
     coalesce_gap: int = 1 << 20
+    coalesce_waste: float = MAX_WASTE
     footer_prefetch: int = 64 * 1024
     cache_dir: str = ""
     cache_size: int = 4 << 30
@@ -80,12 +89,6 @@ class RemoteSettings:
             return None
         from scan.io.disk_cache import disk_cache
         return disk_cache(self.cache_dir, self.cache_size)
-
-
-# a gap is merged into a request only while the bytes nobody asked for stay
-# at most this share of the bytes asked for: merging saves requests (first-
-# byte latency, per-request cost), and bytes fetched stay <= 1.1x those needed
-MAX_WASTE = 0.1
 
 
 def coalesce(ranges, gap: int, max_waste: float = MAX_WASTE,
@@ -194,12 +197,15 @@ class RemoteSource(ByteSource):
             self._to_disk(offset, data)
         out[:] = np.frombuffer(data, dtype=np.uint8)
 
-    def fetch_ranges(self, ranges, done, max_waste: float = MAX_WASTE) -> None:
+    def fetch_ranges(self, ranges, done, max_waste: float | None = None) -> None:
         """Read every (offset, length) of ``ranges`` without waiting;
         ``done(i, data, error)`` is called once per range, from any
         thread (``data`` bytes-like, or ``error`` an exception).
-        ``max_waste``: see coalesce (small metadata such as page indexes
-        is fetched as one region, whatever lies between)."""
+        ``max_waste``: see coalesce; the settings' ``coalesce_waste``
+        (http_coalesce_waste) unless given (small metadata such as page
+        indexes is fetched as one region, whatever lies between)."""
+        if max_waste is None:
+            max_waste = self.settings.coalesce_waste
         missing = []
         for i, (off, length) in enumerate(ranges):
             try:

@@ -340,7 +340,27 @@ def test_missing_fsspec_backend_names_the_package():
         con.sql("SELECT * FROM 's3://bucket/x.parquet'")
 
 
+def test_coalesce_waste_trades_bytes_for_requests(fault_server, sample):
+    """http_coalesce_waste: with a larger share, the chunks of id and d
+    (x and s lie between) come in one request per row group instead of
+    two, at more bytes; the rows are the same."""
+    url = fault_server.add("t.parquet", sample)
+    q = f"SELECT sum(id), count(d), min(d) FROM '{url}'"
+    got = {}
+    for waste in (0.1, 10):
+        con = engine.connect(threads=2)
+        con.sql(f"SET http_coalesce_waste = {waste}")
+        r = bounded(lambda: con.sql(q))
+        got[waste] = (r.fetchall(), r.io["requests"], r.io["bytes_fetched"])
+        con.close()
+    assert got[0.1][0] == got[10][0] == local_answer(sample, q.replace(f"'{url}'", "{}"))
+    assert got[10][1] <= got[0.1][1] - 4            # one request fewer per row group
+    assert got[10][2] > 1.2 * got[0.1][2]
+
+
 @pytest.mark.parametrize("name, value, message", [
+    ("http_coalesce_waste", "-0.5", ">= 0"),
+    ("http_coalesce_waste", "lots", "not a number"),
     ("http_headers", "no colon here", "Name: value"),
     ("http_headers", "{\"a\": ", "JSON"),
     ("http_concurrency", "0", "positive"),
