@@ -13,8 +13,7 @@ from engine.config import Config
 from engine.convert import (block_to_display_rows, block_to_numpy, block_to_rows, strings_to_vector,
                             unique_names, vector_to_numpy, vector_to_pylist, views_to_buffer)
 from engine.errors import (ConfigError, InterfaceError, MemoryLimitError, PqdbError, PqdbIOError,
-                           ProgrammingError, QueryInterrupted, UnsupportedFeatureError,
-                           internal_error)
+                           ProgrammingError, UnsupportedFeatureError, internal_error)
 from planner import parse_statements, plan_query
 from planner.binder_params import check_parameter_container
 from planner.errors import BinderError
@@ -370,35 +369,10 @@ class Connection:
             def plan(confirm: bool):
                 return plan_query(stmt.ast, self._catalog, params=params, sql=stmt.sql,
                                   confirm=confirm)
-            return self._run_before_confirmation(plan(False), lambda: plan(True))
+            from engine.confirmed_run import run_before_confirmation
+            return run_before_confirmation(self.run_plan, self._catalog.confirm_files,
+                                           plan(False), lambda: plan(True))
         raise UnsupportedFeatureError(f"statement {type(stmt).__name__} is not supported")
-
-    def _run_before_confirmation(self, plan, replan) -> Result:
-        """Run ``plan``, made on cached footers of remote files whose
-        validations may still be on their way (catalog.confirm_files): a
-        query's first data requests leave with them, not a round trip
-        later.  Its result counts only once every file is confirmed
-        unchanged; when one changed, the run is discarded and ``replan()``
-        (the statement bound on the new footers) runs instead.  A changed
-        file cannot mix versions into the run that is kept: range reads
-        carry If-Match, and the discarded run may have read old bytes from
-        the caches.  Only queries run so (no side effects)."""
-        confirm = self._catalog.confirm_files
-        try:
-            result = self.run_plan(plan)
-        except QueryInterrupted:
-            raise                               # (the next statement confirms)
-        except Exception as error:
-            try:
-                unchanged = confirm()
-            except Exception:                   # noqa: BLE001 - the run's error first
-                raise error from None
-            if unchanged:
-                raise
-            return self.run_plan(replan())
-        if confirm():
-            return result
-        return self.run_plan(replan())
 
     def run_plan(self, plan, profile=None) -> Result:
         """Run an optimized plan (planner.plan_query); ``profile``: an
