@@ -113,9 +113,17 @@ def connect_views(tables: dict, **options):
     return con
 
 
-def cpu_delta(server, before: float | None) -> float | None:
-    after = process_cpu(server.proc.pid)
-    return None if before is None or after is None else after - before
+def timed(run, server=None):
+    """``run()`` after a full garbage collection (settle): its result, its
+    seconds, this process's CPU seconds in it, and ``server``'s CPU
+    seconds in it (None without a server or where /proc cannot tell)."""
+    settle()
+    s0 = process_cpu(server.proc.pid) if server is not None else None
+    c0, t = time.process_time(), time.perf_counter()
+    out = run()
+    secs, cpu = time.perf_counter() - t, time.process_time() - c0
+    s1 = process_cpu(server.proc.pid) if server is not None else None
+    return out, secs, cpu, (None if s0 is None or s1 is None else s1 - s0)
 
 
 def needed_bytes(local: dict, sql: str, threads: int) -> tuple[int, float, float]:
@@ -130,10 +138,7 @@ def needed_bytes(local: dict, sql: str, threads: int) -> tuple[int, float, float
         seen.add((source.identity(), int(offset), int(length)))
         return get(source, offset, length)
     bm.get = spy
-    settle()
-    c0, t = time.process_time(), time.perf_counter()
-    con.sql(sql).fetchall()
-    secs, cpu = time.perf_counter() - t, time.process_time() - c0
+    _, secs, cpu, _ = timed(lambda: con.sql(sql).fetchall())
     con.close()
     return sum(n for _, _, n in seen), secs, cpu
 
@@ -158,10 +163,7 @@ def polars_run(urls: dict, sql: str, threads: int):
     except ImportError:
         return None
     ctx = pl.SQLContext({t: pl.scan_parquet(u) for t, u in urls.items()})
-    settle()
-    t = time.perf_counter()
-    ctx.execute(sql).collect()
-    return time.perf_counter() - t
+    return timed(lambda: ctx.execute(sql).collect())[1]
 
 
 def duckdb_fsspec_run(urls: dict, sql: str, threads: int):
@@ -178,10 +180,7 @@ def duckdb_fsspec_run(urls: dict, sql: str, threads: int):
     for t, url in urls.items():
         dataset = ds.dataset(url, format="parquet", filesystem=fs)  # noqa: F841
         con.register(t, dataset)
-    settle()
-    t = time.perf_counter()
-    con.execute(sql).fetchall()
-    return time.perf_counter() - t
+    return timed(lambda: con.execute(sql).fetchall())[1]
 
 
 def mb(n: int) -> str:
@@ -249,11 +248,7 @@ def main(argv=None) -> None:
         need, local_s, local_cpu = needed_bytes(local, sql, args.threads)
         con = connect_views(urls, **options)
         lineitem = server.bytes_sent("lineitem")
-        settle()
-        s0, c0, t = process_cpu(server.proc.pid), time.process_time(), time.perf_counter()
-        first = con.sql(sql)
-        http_s = time.perf_counter() - t
-        http_cpu, srv_cpu = time.process_time() - c0, cpu_delta(server, s0)
+        first, http_s, http_cpu, srv_cpu = timed(lambda: con.sql(sql), server)
         lineitem = server.bytes_sent("lineitem") - lineitem
         second = con.sql(sql)
         stat = ""
@@ -266,21 +261,14 @@ def main(argv=None) -> None:
         con.close()
         for _ in range(args.repeat - 1):    # cold runs in turn, fresh connections: the best
             cl = connect_views(local, threads=args.threads)
-            settle()
-            c0, t = time.process_time(), time.perf_counter()
-            cl.sql(sql).fetchall()
-            secs = time.perf_counter() - t
+            _, secs, cpu, _ = timed(lambda: cl.sql(sql).fetchall())
             if secs < local_s:
-                local_s, local_cpu = secs, time.process_time() - c0
+                local_s, local_cpu = secs, cpu
             cl.close()
             ch = connect_views(urls, **options)
-            settle()
-            s0, c0, t = process_cpu(server.proc.pid), time.process_time(), time.perf_counter()
-            ch.sql(sql).fetchall()
-            secs = time.perf_counter() - t
+            _, secs, cpu, srv = timed(lambda: ch.sql(sql).fetchall(), server)
             if secs < http_s:
-                http_s, http_cpu = secs, time.process_time() - c0
-                srv_cpu = cpu_delta(server, s0)
+                http_s, http_cpu, srv_cpu = secs, cpu, srv
             ch.close()
         disk = "-"
         if args.disk:

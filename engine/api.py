@@ -13,8 +13,9 @@ from engine.config import Config
 from engine.convert import (block_to_display_rows, block_to_numpy, block_to_rows, strings_to_vector,
                             unique_names, vector_to_numpy, vector_to_pylist, views_to_buffer)
 from engine.errors import (ConfigError, InterfaceError, MemoryLimitError, PqdbError, PqdbIOError,
-                           ProgrammingError, UnsupportedFeatureError, internal_error)
-from planner import parse_statements, plan_query
+                           ProgrammingError, QueryInterrupted, UnsupportedFeatureError,
+                           internal_error)
+from planner import confirmed, parse_statements, plan_query
 from planner.binder_params import check_parameter_container
 from planner.errors import BinderError
 from planner import statements as st
@@ -366,12 +367,15 @@ class Connection:
             from engine.copy import run_copy
             return run_copy(self, stmt, params)
         if isinstance(stmt, st.QueryStatement):
-            def plan(confirm: bool):
-                return plan_query(stmt.ast, self._catalog, params=params, sql=stmt.sql,
-                                  confirm=confirm)
-            from engine.confirmed_run import run_before_confirmation
-            return run_before_confirmation(self.run_plan, self._catalog.confirm_files,
-                                           plan(False), lambda: plan(True))
+            # a query runs on the cached footers of its known remote files
+            # while their validations travel (a round trip sooner on a
+            # store); kept only once they are confirmed unchanged, else
+            # planned and run again (If-Match keeps versions from mixing)
+            def run(confirm: bool):
+                return self.run_plan(plan_query(stmt.ast, self._catalog, params=params,
+                                                sql=stmt.sql, confirm=confirm))
+            return confirmed(lambda: run(False), lambda: run(True), self._catalog,
+                             passthrough=(QueryInterrupted,))
         raise UnsupportedFeatureError(f"statement {type(stmt).__name__} is not supported")
 
     def run_plan(self, plan, profile=None) -> Result:

@@ -122,13 +122,17 @@ def _parse_non_negative_int(value) -> int:
     return n
 
 
-def _parse_float(value) -> float:
+def _parse_number(value) -> float:
     if isinstance(value, bool):
         raise ValueError("not a number")
     try:
-        result = float(str(value).strip()) if not isinstance(value, (int, float)) else float(value)
+        return float(str(value).strip()) if not isinstance(value, (int, float)) else float(value)
     except ValueError:
         raise ValueError("not a number") from None
+
+
+def _parse_float(value) -> float:
+    result = _parse_number(value)
     if not result > 0 or result == float("inf"):
         raise ValueError("must be a positive number")
     return result
@@ -136,12 +140,7 @@ def _parse_float(value) -> float:
 
 def _parse_share(value) -> float:
     """A non-negative number (a share: 0.1 is 10%)."""
-    if isinstance(value, bool):
-        raise ValueError("not a number")
-    try:
-        result = float(str(value).strip()) if not isinstance(value, (int, float)) else float(value)
-    except ValueError:
-        raise ValueError("not a number") from None
+    result = _parse_number(value)
     if not 0 <= result < float("inf"):
         raise ValueError("must be a number >= 0")
     return result

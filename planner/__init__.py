@@ -20,55 +20,44 @@ def plan_query(ast, catalog, params: list | None = None, sql: str | None = None,
     (``catalog.confirm_files()``, engine/catalog.py): when a file turns out
     to have changed, the statement is planned once more, on its new
     footer.  ``confirm=False``: the plan is returned while they may still
-    run, and the caller confirms them (planned_before_confirmation)."""
+    run, and the caller confirms them (``confirmed`` around its run); a
+    failed planning is confirmed at once (the old footer may lack a column
+    the new file has)."""
     from planner.optimizer import plan_query as _plan
 
     def plan():
         return _plan(ast, catalog, params, sql)
     if confirm:
-        return planned_with_confirmed_files(plan, catalog)
-    return planned_before_confirmation(plan, catalog)
-
-
-def planned_before_confirmation(plan, catalog):
-    """``plan()`` on the footers at hand, the catalog's background file
-    validations perhaps still running: the caller runs the plan and then
-    calls ``catalog.confirm_files()``, and discards what it ran when a file
-    changed.  A failed planning is confirmed at once: when a file changed
-    (the old footer may lack a column the new file has) the statement is
-    planned again (planned_with_confirmed_files), else its error stands."""
+        return confirmed(plan, plan, catalog)
     try:
         return plan()
     except Exception as error:
-        confirm = getattr(catalog, "confirm_files", None)
-        if confirm is None:
-            raise
-        try:
-            unchanged = confirm()
-        except Exception:           # noqa: BLE001 - the planning error comes first
-            raise error from None
-        if unchanged:
-            raise
-    return planned_with_confirmed_files(plan, catalog)
+        def failed():
+            raise error
+        return confirmed(failed, plan, catalog)
 
 
-def planned_with_confirmed_files(plan, catalog):
-    """``plan()``, and the catalog's background file validations settled
-    after it (``catalog.confirm_files``): when a file changed, ``plan()``
-    once more -- also when the first planning failed, as it may on the
-    old footer (a column the new file added).  Otherwise a failed
-    planning's error wins over theirs."""
+def confirmed(first, again, catalog, passthrough: tuple = ()):
+    """``first()``, and the catalog's background file validations settled
+    after it (``catalog.confirm_files``): when a file changed, ``again()``
+    (and the validations it started settled in turn) -- also when
+    ``first()`` failed, as planning may on an old footer.  Otherwise
+    ``first()``'s result, or its error, which wins over the validations'.
+    An exception of a ``passthrough`` type leaves at once, unconfirmed
+    (the next statement's confirmation takes the validations)."""
     confirm = getattr(catalog, "confirm_files", None)
     if confirm is None:
-        return plan()
+        return first()
     failed = None
     try:
-        out = plan()
+        out = first()
+    except passthrough:
+        raise
     except Exception as error:
         out, failed = None, error
     try:
         unchanged = confirm()
-    except Exception:               # noqa: BLE001 - the planning error comes first
+    except Exception:               # noqa: BLE001 - first()'s error comes first
         if failed is not None:
             raise failed from None
         raise
@@ -76,7 +65,7 @@ def planned_with_confirmed_files(plan, catalog):
         if failed is not None:
             raise failed
         return out
-    out = plan()
+    out = again()
     confirm()
     return out
 
@@ -90,7 +79,10 @@ def parse_statements(sql: str):
 def bind_query(ast, catalog, params: list | None = None, sql: str | None = None):
     """The bound but unoptimized plan (for tests and EXPLAIN of the binder)."""
     from planner.optimizer import bind_only
-    return planned_with_confirmed_files(lambda: bind_only(ast, catalog, params, sql), catalog)
+
+    def bind():
+        return bind_only(ast, catalog, params, sql)
+    return confirmed(bind, bind, catalog)
 
 
-__all__ = ["plan_query", "bind_query", "parse_statements"]
+__all__ = ["plan_query", "bind_query", "confirmed", "parse_statements"]
