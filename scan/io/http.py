@@ -235,15 +235,13 @@ class CutBody:
         return self.received
 
 
-async def read_cut_body(resp, length: int, cuts, parts=None) -> CutBody:
+async def read_cut_body(resp, length: int, cuts, parts: list) -> CutBody:
     """The body of a 206 for ``length`` bytes, each cut's bytes copied once
     into its own array as blocks arrive (a merged request's ranges: no
     array of the whole range, no second copy per range).  A body longer
     than ``length`` is a truncated/invalid response for the checks: its
-    ``received`` says so.  ``parts``: the arrays to read into (else new
-    ones)."""
-    if parts is None:
-        parts = [np.empty(hi - lo, np.uint8) for lo, hi in cuts]
+    ``received`` says so.  ``parts``: the arrays to read into, one per
+    cut (allocated by the thread that submitted the read)."""
     first, pos = 0, 0
     while True:
         block = await resp.content.readany()
