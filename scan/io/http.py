@@ -27,7 +27,7 @@ import atexit
 import re
 import threading
 import weakref
-from concurrent.futures import CancelledError, Future
+from concurrent.futures import Future
 from contextlib import contextmanager
 
 import numpy as np
@@ -139,11 +139,21 @@ class HttpClient:
         ``into``: the arrays to read into (one per cut, or one of the
         range's length), allocated by the thread that submitted the read
         (see ``HttpSource.submit``)."""
-        import aiohttp
         s = self.settings
         hdrs = {"Accept-Encoding": "identity"}
         hdrs.update(s.headers or {})
         hdrs.update(headers or {})
+        try:
+            return await self._attempts(method, url, hdrs, byte_range, check, cuts, into)
+        except asyncio.CancelledError:
+            if self._closed:            # close() cancels what is in flight: an error, no hang
+                raise PqdbIOError("http client closed while the request ran", url=url,
+                                  byte_range=byte_range) from None
+            raise
+
+    async def _attempts(self, method, url, hdrs, byte_range, check, cuts, into):
+        import aiohttp
+        s = self.settings
         last = None
         for attempt in range(s.retries + 1):
             if attempt:
@@ -188,6 +198,14 @@ class HttpClient:
         self._closed = True
 
         async def shut():
+            # every request still running or waiting (for a retry, for the
+            # semaphore) ends with an error now: a stopped loop would leave
+            # its future unsettled and whoever waits for it hanging
+            me = asyncio.current_task()
+            tasks = [t for t in asyncio.all_tasks() if t is not me]
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
             if self._session is not None:
                 await self._session.close()
         try:
@@ -196,6 +214,8 @@ class HttpClient:
             pass
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=5)
+        if not self._thread.is_alive():
+            self._loop.close()              # its selector and self-pipe
 
 
 async def _read_body(resp, length: int, buf=None):
@@ -292,8 +312,8 @@ def default_client() -> HttpClient:
 
 def _settle(fut: Future, task) -> None:
     """Hand an event-loop task's outcome to its concurrent future."""
-    if task.cancelled():
-        fut.set_exception(CancelledError())
+    if task.cancelled():            # (only close() cancels)
+        fut.set_exception(PqdbIOError("http client closed while the request ran"))
     elif task.exception() is not None:
         fut.set_exception(task.exception())
     else:

@@ -414,3 +414,27 @@ def test_a_batch_of_a_closed_client_fails_its_requests(fault_server, sample):
         c.close()
     with pytest.raises(PqdbIOError, match="closed"):
         bounded(fut.result)
+
+
+@pytest.mark.parametrize("faults", [("503", "503", "503"), ("slow",)],
+                         ids=["waiting-to-retry", "in-flight"])
+def test_closing_the_client_fails_the_requests_it_has(fault_server, sample, faults, caplog):
+    """A request waiting for its next attempt (or for its answer) when the
+    client closes ends with an error at once; the closed loop's tasks had
+    left its future unsettled (a waiter hung) and asyncio printed 'Task was
+    destroyed but it is pending!' (found by a random-fault soak)."""
+    import gc
+    url = fault_server.add("a.parquet", sample)
+    c = HttpClient(RemoteSettings(timeout=5.0, retries=3))
+    source = bounded(lambda: HttpSource(url, c))
+    fault_server.fail("a.parquet", *faults)
+    fut = source.submit(0, 100_000)
+    time.sleep(0.1)                 # (after the first 503: in the 50 ms backoff, or later)
+    assert not fut.done()
+    c.close()
+    with pytest.raises(PqdbIOError, match="closed") as err:
+        fut.result(timeout=2)
+    assert err.value.url == url
+    del source, fut, c, err
+    gc.collect()
+    assert "destroyed but it is pending" not in caplog.text
