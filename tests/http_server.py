@@ -14,7 +14,8 @@ kind for ``any=True``): "503", "429", "404", "403", "500" (that status),
 body with a matching Content-Length), "slow" (sleeps ``slow_seconds``
 first), "ignore_range" (200 with the whole file), "bad_range" (206 with a
 wrong Content-Range).  ``replace(name, data)`` swaps the file (new ETag).
-``refuse_head`` makes HEAD 405; paths under /redirect/ answer 302 to the
+``fail_randomly(share, kinds, seed)`` draws faults for a share of all
+ranged GETs (a soak).  ``refuse_head`` makes HEAD 405; paths under /redirect/ answer 302 to the
 file.  ``rate`` caps the bytes per second sent (the benchmark's network);
 ``latency`` delays each answer (HEAD or GET) by that many seconds (an
 object store's time to first byte).
@@ -49,6 +50,10 @@ class HttpServer:
         self.etags: dict[str, str] = {}
         self.mtimes: dict[str, float] = {}
         self.faults: dict[str, list] = {}
+        self.injected: list[str] = []   # every fault served, in order
+        self._random = None             # (fail_randomly)
+        self._share = 0.0
+        self._kinds: list[str] = []
         self._log: list[Request] = []
         self.refuse_head = False
         self.send_etag = True
@@ -85,6 +90,15 @@ class HttpServer:
     def fail(self, name: str, *faults: str, any: bool = False) -> None:
         with self._lock:
             self.faults.setdefault(name, []).extend((f, any) for f in faults)
+
+    def fail_randomly(self, share: float, kinds, seed: int) -> None:
+        """From now on a ``share`` of the ranged GETs (of any file) gets a
+        fault drawn from ``kinds``, reproducibly for a ``seed`` (faults
+        queued by ``fail`` come first); ``injected`` lists every fault
+        served."""
+        import random
+        with self._lock:
+            self._random, self._share, self._kinds = random.Random(seed), share, list(kinds)
 
     def url(self, name: str) -> str:
         return f"http://127.0.0.1:{self.port}/{name}"
@@ -154,8 +168,13 @@ class HttpServer:
         with self._lock:
             queue = self.faults.get(name)
             if queue and (ranged or queue[0][1]):
-                return queue.pop(0)[0]
-        return None
+                fault = queue.pop(0)[0]
+            elif ranged and self._random is not None and self._random.random() < self._share:
+                fault = self._random.choice(self._kinds)
+            else:
+                return None
+            self.injected.append(fault)
+            return fault
 
     async def _handle(self, request: web.Request):
         with self._lock:
