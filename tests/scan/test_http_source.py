@@ -131,7 +131,7 @@ def test_retries_exhausted_is_an_error(fault_server, client, sample):
 
 def test_slow_server_times_out(fault_server, sample):
     url = fault_server.add("a.parquet", sample)
-    fault_server.slow_seconds = 3.0
+    fault_server.slow_seconds = 1.5
     c = HttpClient(RemoteSettings(timeout=0.3, retries=1))
     try:
         source = HttpSource(url, c)
@@ -425,6 +425,7 @@ def test_closing_the_client_fails_the_requests_it_has(fault_server, sample, faul
     destroyed but it is pending!' (found by a random-fault soak)."""
     import gc
     url = fault_server.add("a.parquet", sample)
+    fault_server.slow_seconds = 1.0         # (the server's stop waits for it)
     c = HttpClient(RemoteSettings(timeout=5.0, retries=3))
     source = bounded(lambda: HttpSource(url, c))
     fault_server.fail("a.parquet", *faults)
