@@ -26,6 +26,15 @@ def _executor() -> ThreadPoolExecutor:
         return _pool
 
 
+def backend_failure(e: Exception) -> str:
+    """What an fsspec backend raised, for a PqdbIOError: backends raise
+    their own types (azure's HttpResponseError, gcsfs's HttpError, ...),
+    not only OSError; each is a failed read, never a bug of ours."""
+    if isinstance(e, (OSError, ValueError)):
+        return str(e) or type(e).__name__
+    return f"{type(e).__name__}: {e}"
+
+
 def scheme_of(url: str) -> str:
     return url.split("://", 1)[0].lower() if "://" in url else ""
 
@@ -72,8 +81,8 @@ def fsspec_glob(url: str) -> list[str]:
         else:
             found = []
         found = sorted(p for p in found if fs.isfile(p))
-    except (OSError, ValueError) as e:
-        raise PqdbIOError(f"cannot list: {e}", url=url) from None
+    except Exception as e:              # noqa: BLE001 - a backend's failure, whatever its type
+        raise PqdbIOError(f"cannot list: {backend_failure(e)}", url=url) from e
     return [_unstrip(scheme, p) for p in found]
 
 
@@ -100,8 +109,8 @@ class FsspecSource(RemoteSource):
             info = self.fs.info(self.fspath)
         except FileNotFoundError:
             raise PqdbIOError("cannot open: no such file", url=self.path) from None
-        except (OSError, ValueError) as e:
-            raise PqdbIOError(f"cannot open: {e}", url=self.path) from None
+        except Exception as e:          # noqa: BLE001 - a backend's failure, whatever its type
+            raise PqdbIOError(f"cannot open: {backend_failure(e)}", url=self.path) from e
         self.io.add(requests=1)
         if info.get("type") == "directory":
             raise PqdbIOError("not a file (a directory)", url=self.path)
@@ -124,8 +133,8 @@ class FsspecSource(RemoteSource):
         except FileNotFoundError:
             raise PqdbIOError("file disappeared while being read", url=self.path,
                               byte_range=(start, end)) from None
-        except (OSError, ValueError) as e:
-            raise PqdbIOError(f"read failed: {e}", url=self.path,
-                              byte_range=(start, end)) from None
+        except Exception as e:          # noqa: BLE001 - a backend's failure, whatever its type
+            raise PqdbIOError(f"read failed: {backend_failure(e)}", url=self.path,
+                              byte_range=(start, end)) from e
         self.io.add(requests=1, bytes_fetched=len(data))
         return data

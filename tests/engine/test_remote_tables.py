@@ -328,6 +328,73 @@ def test_fsspec_memory_urls(sample):
         con.sql("SELECT * FROM 'memory://pqdb-test/none/*.parquet'")
 
 
+class BackendError(Exception):
+    """What a cloud SDK raises (azure's HttpResponseError, gcsfs's
+    HttpError, ...): not an OSError."""
+
+
+@pytest.fixture
+def failing_fs(sample):
+    """An fsspec memory filesystem under the scheme pqdbfail:// whose info,
+    cat_file and glob fail as ``failing_fs.fail`` says, with sample.parquet
+    at pqdbfail://d/s.parquet."""
+    fsspec = pytest.importorskip("fsspec")
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    class FailingFS(MemoryFileSystem):
+        protocol = "pqdbfail"
+        fail: dict = {}
+        store: dict = {}        # (its own, not memory://'s)
+        pseudo_dirs = [""]
+
+        @classmethod
+        def _strip_protocol(cls, path):
+            return MemoryFileSystem._strip_protocol(path.removeprefix("pqdbfail://"))
+
+        def _maybe_fail(self, what):
+            error = FailingFS.fail.get(what)
+            if error is not None:
+                raise error
+
+        def info(self, path, **kw):
+            self._maybe_fail("info")
+            return super().info(path, **kw)
+
+        def cat_file(self, path, start=None, end=None, **kw):
+            self._maybe_fail("cat_file")
+            return super().cat_file(path, start=start, end=end, **kw)
+
+        def glob(self, path, **kw):
+            self._maybe_fail("glob")
+            return super().glob(path, **kw)
+    fsspec.register_implementation("pqdbfail", FailingFS, clobber=True)
+    fs = FailingFS()
+    with open(sample, "rb") as f:
+        fs.pipe_file("/d/s.parquet", f.read())
+    return FailingFS
+
+
+@pytest.mark.parametrize("where,message", [("cat_file", "read failed"),
+                                           ("info", "cannot (open|list)"),
+                                           ("glob", "cannot list")])
+def test_fsspec_backend_errors_of_any_type_are_io_errors(failing_fs, sample, where, message):
+    """A backend's own exception type is a PqdbIOError naming the URL and
+    what was raised (it was an InternalError, 'a bug in pqdb')."""
+    url = "pqdbfail://d/s.parquet"
+    assert engine.connect().sql(Q.format(f"'{url}'")).fetchall() == local_answer(sample)
+    failing_fs.fail[where] = BackendError("service unavailable")
+    spec = "'pqdbfail://d/*.parquet'" if where == "glob" else f"'{url}'"
+    try:
+        with pytest.raises(engine.PqdbIOError,
+                           match=f"{message}: BackendError: service unavailable") as e:
+            engine.connect().sql(Q.format(spec)).fetchall()
+    finally:
+        failing_fs.fail.clear()
+    assert "pqdbfail://" in str(e.value)
+    if where == "cat_file":
+        assert "range=" in str(e.value)
+
+
 def test_missing_fsspec_backend_names_the_package():
     pytest.importorskip("fsspec")
     try:
