@@ -146,6 +146,9 @@ def _parse_share(value) -> float:
     return result
 
 
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
+
 def _parse_headers(value) -> dict:
     """HTTP headers: a dict, JSON text of one, or ``Name: value`` pairs
     separated by newlines (or ``;``).  '' clears them."""
@@ -176,7 +179,7 @@ def _parse_headers(value) -> dict:
     out = {}
     for name, val in items:
         name = str(name).strip()
-        if not name or any(c in name for c in " \t\r\n:"):
+        if not _HEADER_NAME.fullmatch(name):        # an RFC 9110 token
             raise ValueError(f"bad header name {name!r}")
         if any(c in str(val) for c in "\r\n"):
             raise ValueError(f"header {name} has a line break in its value")

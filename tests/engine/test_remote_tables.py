@@ -430,6 +430,8 @@ def test_coalesce_waste_trades_bytes_for_requests(fault_server, sample):
     ("http_coalesce_waste", "lots", "not a number"),
     ("http_headers", "no colon here", "Name: value"),
     ("http_headers", "{\"a\": ", "JSON"),
+    ("http_headers", "{\"X-\u00e9\": \"v\"}", "bad header name"),     # not a token: a 400
+    ("http_headers", "X(1): v", "bad header name"),
     ("http_concurrency", "0", "positive"),
     ("http_coalesce_gap", "-1", "byte size"),
     ("remote_cache_size", "lots", "byte size"),
