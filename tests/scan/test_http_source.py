@@ -107,8 +107,8 @@ def test_small_file_fetched_whole(fault_server, client, tmp_path):
     assert len(gets) == 1 and gets[0].range is None
 
 
-@pytest.mark.parametrize("faults", [["503"], ["503", "503"], ["429"], ["500"], ["reset"],
-                                    ["truncate"], ["slow"]])
+@pytest.mark.parametrize("faults", [["503"], ["503", "503"], ["429"], ["408"], ["500"],
+                                    ["reset"], ["truncate"], ["slow"]])
 def test_transient_faults_are_retried(fault_server, client, sample, faults):
     url = fault_server.add("a.parquet", sample)
     fault_server.slow_seconds = 2.0          # past http_timeout (1 s)
@@ -117,6 +117,23 @@ def test_transient_faults_are_retried(fault_server, client, sample, faults):
     statuses = [r.status for r in fault_server.log]
     assert len(fault_server.data_requests()) >= 5 + len(faults) - (faults == ["slow"])
     assert statuses.count(206) >= 5 or faults == ["slow"]
+
+
+def test_a_server_that_is_not_there_is_an_error_after_retries():
+    """Connection refused (nothing listens on the port): retried, then a
+    PqdbIOError naming the URL."""
+    import socket
+    with socket.socket() as s:          # a port nothing listens on (once closed)
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/a.parquet"
+    c = HttpClient(RemoteSettings(timeout=1.0, retries=2))
+    try:
+        with pytest.raises(PqdbIOError, match="after 3 attempts") as e:
+            bounded(lambda: HttpSource(url, c), 20)
+        assert e.value.url == url
+    finally:
+        c.close()
 
 
 def test_retries_exhausted_is_an_error(fault_server, client, sample):
