@@ -390,6 +390,7 @@ class Connection:
             from engine.analyze import QueryProfile
             profile = QueryProfile(timed=False)
         ctx = ExecutionContext(self._config, self._catalog.open_file,
+                               open_at_once=self._catalog.open_at_once,
                                caches=self._catalog.memory_caches(),
                                statistics=self._catalog.statistics, profile=profile)
         self._running = ctx.cancel

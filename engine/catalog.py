@@ -56,6 +56,7 @@ class Catalog:
         self._epoch = 0                 # begin_query count: remote validation
         self._hive: dict = {}           # path -> [(name, type, value)]
         self._wrapped: dict = {}        # path -> (file, partitions, PartitionedFile)
+        self._deferred: dict = {}       # path -> (first file, its columns): checked on open
         self._statistics = None
         self._opener = None             # ThreadPoolExecutor opening remote files
         self._opener_n = 0
@@ -165,8 +166,20 @@ class Catalog:
 
     def open_file(self, path: str):
         """The scan.ParquetFile of ``path``, cached while the file is unchanged
-        (a PartitionedFile when the last table naming it was hive-partitioned)."""
-        return self._partitioned(path, self._open_base(path))
+        (a PartitionedFile when the last table naming it was hive-partitioned).
+        A file of a hive table that planning did not open (table_info) must
+        have the schema of the table's first file."""
+        pf = self._open_base(path)
+        with self._lock:
+            deferred = self._deferred.get(path)
+        if deferred is not None and deferred[2] is not pf:
+            first, columns, _ = deferred
+            cols = table_columns(pf)
+            if not same_columns(cols, columns):
+                raise BinderError(_schema_mismatch(first, columns, path, cols))
+            with self._lock:
+                self._deferred[path] = (first, columns, pf)
+        return self._partitioned(path, pf)
 
     def _open_base(self, path: str, planning: bool = False):
         from scan.io.source import is_url
@@ -267,14 +280,10 @@ class Catalog:
             self._opener_n = n
         return self._opener
 
-    def open_files(self, specs: list[str]) -> None:
-        """The plain URLs among ``specs`` (a read_parquet list the binder
-        resolves one by one next) are opened at once (_open_remote_files)."""
-        plain = [s for s in specs if isinstance(s, str) and not glob.has_magic(s)]
-        with self._lock:            # (no options: no encryption_config, as table_info sets)
-            for f in plain:
-                self._encryption.pop(f, None)
-        self._open_remote_files(plain)
+    def open_at_once(self, files: list[str]) -> None:
+        """Open the remote ones among ``files`` together (a scan's files,
+        before it opens them one by one; see _open_remote_files)."""
+        self._open_remote_files(files)
 
     def _open_remote_files(self, files: list[str]) -> None:
         """Open (or validate, once a query) the remote files of a table at
@@ -379,6 +388,8 @@ class Catalog:
             raise PqdbIOError(f'No files found that match the pattern "{url}"')
         return files
 
+    takes_lists = True          # table_info takes a read_parquet list whole (planner/catalog.py)
+
     def table_info(self, spec, hive_partitioning: bool | None = None,
                    encryption_config=None) -> TableInfo:
         """Files and schema of a table spec; ``hive_partitioning``: True,
@@ -392,33 +403,50 @@ class Catalog:
                     self._encryption.pop(f, None)
                 else:
                     self._encryption[f] = encryption_config
-        self._open_remote_files(files)
-        columns = None
-        rows = 0
-        first = None
-        for path in files:
-            pf = self._open_base(path, planning=True)
-            cols = table_columns(pf)
-            if columns is None:
-                columns, first = cols, path
-            elif cols != columns:
-                raise BinderError(_schema_mismatch(first, columns, path, cols))
-            rows += int(pf.num_rows)
-        columns = columns or []
-        partitions = None
+                self._deferred.pop(f, None)
         from engine import hive
-        if hive_partitioning or (hive_partitioning is None and hive.detect(files)):
+        hive_on = bool(hive_partitioning) or (hive_partitioning is None and hive.detect(files))
+        first = files[0]
+        self._open_remote_files([first] if hive_on else files)
+        columns = table_columns(self._open_base(first, planning=True))
+        pcols, partitions = [], None
+        if hive_on:
             pcols, values = hive.partition_table(files, [n for n, _ in columns])
             if pcols:
                 partitions = values
-                columns = columns + pcols
+        if partitions is not None and len(files) > 1:
+            # the other files open when a scan reads them, after filters on
+            # the partition columns dropped those they rule out: no request
+            # for those (open_file checks the schema then); the row count is
+            # the first file's times the files until then
+            rows = int(self._open_base(first, planning=True).num_rows) * len(files)
+            with self._lock:
+                for f in files[1:]:
+                    self._deferred[f] = (first, columns, None)
+        else:
+            if hive_on:
+                self._open_remote_files(files)
+            rows = 0
+            for path in files:
+                pf = self._open_base(path, planning=True)
+                cols = table_columns(pf)
+                if not same_columns(cols, columns):
+                    raise BinderError(_schema_mismatch(first, columns, path, cols))
+                rows += int(pf.num_rows)
         with self._lock:
             for f in files:
                 if partitions is None:
                     self._hive.pop(f, None)
                 else:
                     self._hive[f] = [(n, t, partitions[f][n]) for n, t in pcols]
-        return TableInfo(files=files, columns=columns, row_count=rows, partitions=partitions)
+        return TableInfo(files=files, columns=columns + pcols, row_count=rows,
+                         partitions=partitions)
+
+    def deferred(self, files: list[str]) -> bool:
+        """Whether some of ``files`` were left unopened by table_info (a
+        hive table): their statistics wait for partition pruning."""
+        with self._lock:
+            return any(self._deferred.get(f, (None, None, 1))[2] is None for f in files)
 
     # ---------------------------------------------------------------- statistics
     @property
@@ -457,6 +485,13 @@ def table_columns(pf) -> list:
     from scan.nested import logical, schema_tree
     return [(node.name, from_scan_logical(logical(node), pf.columns))
             for node in schema_tree(pf.metadata.schema).children]
+
+
+def same_columns(a: list, b: list) -> bool:
+    """Two files' (name, type) columns agree: names compared without case
+    (the table keeps the first file's), types exactly."""
+    return len(a) == len(b) and all(na.lower() == nb.lower() and ta == tb
+                                    for (na, ta), (nb, tb) in zip(a, b))
 
 
 def _schema_mismatch(first: str, a: list, other: str, b: list) -> str:

@@ -318,6 +318,7 @@ class PruningCounters:
 class ExecutionContext:
     config: Config
     open_file: Callable[[str], object]          # path -> scan.ParquetFile (cached)
+    open_at_once: Callable[[list], None] | None = None   # a scan's remote files, together
     memory: MemoryTracker | None = field(default=None)
     pruning: PruningCounters = field(default_factory=PruningCounters)
     caches: tuple | None = None                 # counted against memory_limit, evicted first

@@ -277,6 +277,7 @@ def run_copy(connection, stmt, params):
         raise PqdbIOError(f"cannot write {path}: it is a directory", url=path)
     config = connection.config
     ctx = ExecutionContext(config, connection.catalog.open_file,
+                           open_at_once=connection.catalog.open_at_once,
                            caches=connection.catalog.memory_caches())
     threads = config.effective_threads
     memory = ctx.memory.child()

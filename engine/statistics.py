@@ -41,6 +41,27 @@ STATISTICS_COLUMNS = [("column_name", VARCHAR), ("row_count", BIGINT),
                       ("key_guess", BOOLEAN), ("stats_bytes", BIGINT)]
 
 
+class DeferredStatistics:
+    """The statistics of a hive table whose files table_info left unopened:
+    the TableEstimates is made on first use, for the files the scan has
+    then -- ``for_files`` (called by planner/rules/partition_pruning.py)
+    narrows them to the files its filters keep -- so planning opens no
+    file a filter on the partition columns rules out."""
+
+    def __init__(self, service: "StatisticsService", files: list[str]):
+        self._service = service
+        self.files = list(files)
+        self._estimates = None
+
+    def for_files(self, files: list[str]) -> "DeferredStatistics":
+        return DeferredStatistics(self._service, files)
+
+    def __getattr__(self, name):
+        if self._estimates is None:
+            self._estimates = self._service.table_statistics_now(self.files)
+        return getattr(self._estimates, name)
+
+
 class StatisticsService:
     def __init__(self, catalog):
         self.catalog = catalog
@@ -56,10 +77,18 @@ class StatisticsService:
 
     def table_statistics(self, files: list[str]):
         """A TableEstimates for the table made of ``files`` (None when
-        statistics are off)."""
+        statistics are off); a DeferredStatistics while some of them are
+        not open yet (a hive table's, until partition pruning)."""
         if not self.enabled or not files:
             return None
+        if self.catalog.deferred(files):
+            return DeferredStatistics(self, files)
+        return self.table_statistics_now(files)
+
+    def table_statistics_now(self, files: list[str]) -> TableEstimates:
+        """The TableEstimates of ``files``, opening those not open yet."""
         from engine.catalog import table_columns
+        self.catalog.open_at_once(files)
         ids = self.identities(files)
         names = [n for n, _ in table_columns(self.catalog.open_file(files[0]))]
         rows = sum(int(self.catalog.open_file(p).num_rows) for p in files)

@@ -301,11 +301,10 @@ class QueryBinder:
     def _table_info(self, specs: list[str], where, options: dict) -> TableInfo:
         if self.ctx.catalog is None:
             raise self.ctx.error("no catalog to resolve tables", where)
-        if options:             # the catalog sees the whole list (partition types)
+        if options or (len(specs) > 1 and getattr(self.ctx.catalog, "takes_lists", False)):
+            # the catalog sees the whole list: one hive detection and partition
+            # typing, one schema check, the files opened together
             return self.ctx.catalog.table_info(specs if len(specs) > 1 else specs[0], **options)
-        open_files = getattr(self.ctx.catalog, "open_files", None)
-        if open_files is not None and len(specs) > 1:
-            open_files(specs)
         infos = [self.ctx.catalog.table_info(s) for s in specs]
         first = infos[0]
         for spec, info in zip(specs[1:], infos[1:]):

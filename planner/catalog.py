@@ -36,11 +36,9 @@ class Catalog(Protocol):
         (``hive_partitioning``, ``encryption_config``) come as keyword arguments, and then ``spec``
         may be the whole list."""
 
-    def open_files(self, specs: list[str]) -> None:
-        """The table specs of one read_parquet list are about to be resolved
-        one by one (table_info): the catalog may open their files ahead,
-        all at once (remote files: one round trip, not one per file).
-        Optional."""
+    # takes_lists = True: optional; table_info then gets a read_parquet list
+    # whole also without options (one hive detection and schema check over
+    # all its files), else the binder resolves the list one spec at a time.
 
     def confirm_files(self) -> bool:
         """After binding: wait for the file validations table_info started

@@ -8,6 +8,9 @@ gives an earlier one more to do:
 - OR factoring runs again after predicate pushdown and join-key extraction
   have moved WHERE conjuncts into join residuals: it derives the implied
   single-input filters of those residuals, which pushdown then moves down.
+- partition pruning runs before join ordering (whose estimates would open
+  every file of a hive table) and again after the rules that push more
+  filters down.
 - pushdown and key extraction run again after join ordering, for
   conjuncts it would leave above the joins it builds.  As written it puts
   every conjunct that reads a column into its joins itself, so these two
@@ -38,6 +41,7 @@ RULES = (
     join_extraction,        # equalities across a join -> hash keys
     or_factoring,           # implied per-input filters of join residuals
     predicate_pushdown,     # ... moved down
+    partition_pruning,      # before join ordering asks the scans' statistics
     join_ordering,
     predicate_pushdown,     # (a safeguard: see above)
     join_extraction,

@@ -6,7 +6,11 @@ is folded per file with the columns replaced by the file's values: a file
 where it is FALSE or NULL is dropped before anything of it is read.  The
 conjunct is then TRUE for every file left, so it leaves the scan's filters.
 A conjunct that also reads file columns stays (the scan evaluates it on the
-partition columns' constant vectors).
+partition columns' constant vectors).  The scan's row count scales with the
+files kept and its statistics narrow to them (the catalog opens a hive
+table's files past the first only when they are read: engine/catalog.py).
+It runs before join ordering, which asks the scans' statistics, and again
+at the end for filters later rules push down.
 """
 
 from __future__ import annotations
@@ -60,8 +64,16 @@ def _prune_scan(scan: Scan) -> Scan:
         return scan
     kept = set(files)
     partitions = {p: v for p, v in scan.partitions.items() if p in kept}
-    return Scan(files, scan.table_columns, scan.columns, kept_filters, scan.row_count,
-                scan.alias, scan.statistics, partitions)
+    # the rows and statistics of the files kept: statistics that can narrow
+    # (engine/statistics.py's DeferredStatistics, made before the files
+    # were opened) then open only those; the footer count scales
+    statistics = scan.statistics
+    narrow = getattr(statistics, "for_files", None)
+    if narrow is not None:
+        statistics = narrow(files) if files else None
+    rows = scan.row_count * len(files) // len(scan.files) if scan.files else 0
+    return Scan(files, scan.table_columns, scan.columns, kept_filters, rows,
+                scan.alias, statistics, partitions)
 
 
 def _substitute(expr: Expr, literal) -> Expr:

@@ -94,9 +94,56 @@ def test_hive_over_http(fault_server, hive_dir):
     got = bounded(lambda: con.sql(sql).fetchall())
     assert got == [(2023, "New York", 1000), (2023, None, 1000)]
     # (the city directory of the NULL partition is __HIVE_DEFAULT_PARTITION__)
-    # the 2024 file is opened (its schema) but none of its chunks are read
-    paris = [r for r in fault_server.data_requests() if "Paris" in r.path]
-    assert len(paris) <= 1
+    # the 2024 file, ruled out by the filter (and not the first, whose
+    # footer gives the schema), is not asked for at all
+    assert "Paris" not in urls[0]
+    assert [r for r in fault_server.log if "Paris" in r.path] == []
+
+
+@pytest.mark.parametrize("hive", ["", ", hive_partitioning = true"])
+def test_pruned_partitions_get_no_request(fault_server, tmp_path, hive):
+    """Ten partitions over http, a filter keeping one: the first file (the
+    schema) and the kept one are the only files asked for, with statistics
+    on or off; without a filter every file is read."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    pa = pytest.importorskip("pyarrow")
+    urls = []
+    for y in range(2010, 2020):
+        d = tmp_path / f"year={y}"
+        d.mkdir()
+        pq.write_table(pa.table({"id": list(range(y * 10, y * 10 + 10))}), d / "p.parquet")
+        urls.append(fault_server.add(f"year={y}/p.parquet", str(d / "p.parquet")))
+    listed = ", ".join(f"'{u}'" for u in urls)
+    for statistics in (True, False):
+        con = engine.connect(statistics=statistics)
+        fault_server.clear_log()
+        sql = f"SELECT sum(id), count(*) FROM read_parquet([{listed}]{hive}) WHERE year = 2015"
+        assert bounded(lambda: con.sql(sql).fetchall()) == [(sum(range(20150, 20160)), 10)]
+        asked = {r.path.split("/")[1] for r in fault_server.log}
+        assert asked == {"year=2010", "year=2015"}, asked
+        every = bounded(lambda: con.sql(
+            f"SELECT count(*), min(year) FROM read_parquet([{listed}]{hive})").fetchall())
+        assert every == [(100, 2010)]
+
+
+def test_a_partition_with_another_schema_fails_when_read(tmp_path):
+    """Files of a hive table past the first are opened when a scan reads
+    them: one with other columns is the schema error then, and a filter
+    that rules it out never sees it."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    pa = pytest.importorskip("pyarrow")
+    for y in (2020, 2021, 2022):
+        (tmp_path / f"year={y}").mkdir()
+        cols = {"id": [y]} if y != 2022 else {"id": [y], "extra": ["x"]}
+        pq.write_table(pa.table(cols), tmp_path / f"year={y}" / "p.parquet")
+    con = engine.connect()
+    table = f"read_parquet('{tmp_path}/*/*.parquet')"
+    assert con.sql(f"SELECT id FROM {table} WHERE year < 2022 ORDER BY 1").fetchall() == \
+        [(2020,), (2021,)]
+    with pytest.raises(engine.BinderError, match="different schemas"):
+        con.sql(f"SELECT id FROM {table} WHERE year = 2022").fetchall()
+    with pytest.raises(engine.BinderError, match="different schemas"):
+        con.sql(f"SELECT count(*) FROM {table}").fetchall()
 
 
 def test_hive_over_fsspec_glob(hive_dir):
