@@ -105,6 +105,7 @@ class StatisticsService:
         """(columns, rows) of pqdb_statistics: one row per column of the
         table made of ``files``."""
         from engine.catalog import table_columns
+        self.catalog.open_at_once(files)
         ids = self.identities(files)
         columns = table_columns(self.catalog.open_file(files[0]))
         rows_total = sum(int(self.catalog.open_file(p).num_rows) for p in files)

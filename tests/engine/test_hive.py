@@ -124,6 +124,13 @@ def test_pruned_partitions_get_no_request(fault_server, tmp_path, hive):
         every = bounded(lambda: con.sql(
             f"SELECT count(*), min(year) FROM read_parquet([{listed}]{hive})").fetchall())
         assert every == [(100, 2010)]
+    # the files a scan reads open together, not one round trip each
+    fault_server.latency = 0.05
+    fault_server.max_in_flight = 0
+    con = engine.connect()
+    assert bounded(lambda: con.sql(f"SELECT sum(id) FROM read_parquet([{listed}]{hive})")
+                   .fetchall()) == [(sum(range(20100, 20200)),)]
+    assert fault_server.max_in_flight >= 4, fault_server.max_in_flight
 
 
 def test_a_partition_with_another_schema_fails_when_read(tmp_path):
