@@ -76,7 +76,11 @@ class HttpClient:
             fut: Future = Future()
             batch.append((coro, fut))
             return fut
-        return asyncio.run_coroutine_threadsafe(coro, self._loop)
+        try:
+            return asyncio.run_coroutine_threadsafe(coro, self._loop)
+        except RuntimeError:            # closed by another thread just now
+            coro.close()
+            return done_future(error=PqdbIOError("http client is closed"))
 
     @contextmanager
     def batch(self):
@@ -112,7 +116,12 @@ class HttpClient:
                     continue
                 self._loop.create_task(coro).add_done_callback(
                     lambda task, fut=fut: _settle(fut, task))
-        self._loop.call_soon_threadsafe(start)
+        try:
+            self._loop.call_soon_threadsafe(start)
+        except RuntimeError:                # closed by another thread just now
+            for coro, fut in items:
+                coro.close()
+                fut.set_exception(PqdbIOError("http client is closed"))
 
     def _ensure(self):
         import aiohttp
