@@ -408,7 +408,8 @@ class Catalog:
         hive_on = bool(hive_partitioning) or (hive_partitioning is None and hive.detect(files))
         first = files[0]
         self._open_remote_files([first] if hive_on else files)
-        columns = table_columns(self._open_base(first, planning=True))
+        first_pf = self._open_base(first, planning=True)
+        columns = table_columns(first_pf)
         pcols, partitions = [], None
         if hive_on:
             pcols, values = hive.partition_table(files, [n for n, _ in columns])
@@ -419,7 +420,7 @@ class Catalog:
             # the partition columns dropped those they rule out: no request
             # for those (open_file checks the schema then); the row count is
             # the first file's times the files until then
-            rows = int(self._open_base(first, planning=True).num_rows) * len(files)
+            rows = int(first_pf.num_rows) * len(files)
             with self._lock:
                 for f in files[1:]:
                     self._deferred[f] = (first, columns, None)
@@ -446,7 +447,7 @@ class Catalog:
         """Whether some of ``files`` were left unopened by table_info (a
         hive table): their statistics wait for partition pruning."""
         with self._lock:
-            return any(self._deferred.get(f, (None, None, 1))[2] is None for f in files)
+            return any(f in self._deferred and self._deferred[f][2] is None for f in files)
 
     # ---------------------------------------------------------------- statistics
     @property

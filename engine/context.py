@@ -334,3 +334,10 @@ class ExecutionContext:
             self.cancel = CancelToken(self.config.query_timeout)
         if self.memory is None:
             self.memory = MemoryTracker(self.config.memory_limit, self.caches)
+
+    def open_together(self, files: list) -> None:
+        """Open a scan's files at once (the remote ones' requests together)
+        before they are opened one by one: a hive table's files past the
+        first are first opened here (engine/catalog.py)."""
+        if self.open_at_once is not None and len(files) > 1:
+            self.open_at_once(files)

@@ -275,8 +275,7 @@ class _Executor:
         files' footers (as DuckDB answers it), nothing decoded."""
         from engine.block import Vector
         scan = node.child
-        if self.ctx.open_at_once is not None and len(scan.files) > 1:
-            self.ctx.open_at_once(scan.files)
+        self.ctx.open_together(scan.files)
         rows = sum(meta.num_rows for path in scan.files
                    for meta in self.ctx.open_file(path).row_groups)
         if self.profile is not None:

@@ -105,14 +105,9 @@ class StatisticsService:
         """(columns, rows) of pqdb_statistics: one row per column of the
         table made of ``files``."""
         from engine.catalog import table_columns
-        self.catalog.open_at_once(files)
-        ids = self.identities(files)
+        est = self.table_statistics_now(files)
         columns = table_columns(self.catalog.open_file(files[0]))
-        rows_total = sum(int(self.catalog.open_file(p).num_rows) for p in files)
-        fstats = [self.store.file(i) for i in ids]
-        sample = self.store.sample(ids)
-        est = TableEstimates(self.store, ids, [n for n, _ in columns], rows_total, fstats, sample,
-                             describe, evaluate_on_sample, Estimate)
+        rows_total, fstats, sample = est.rows, est.files, est.sample
         known = [i for i, (n, _) in enumerate(columns) if est.column_statistics(n) is not None]
         guess = est.key_guess(known) or ()
         out = []

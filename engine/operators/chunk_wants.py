@@ -27,8 +27,7 @@ def want_plan_chunks(plan, ctx) -> None:
         if not isinstance(node, Scan):
             continue
         fields = [f.name for f in node.schema]
-        if ctx.open_at_once is not None and len(node.files) > 1:
-            ctx.open_at_once(node.files)        # (a hive table's files open here)
+        ctx.open_together(node.files)
         for path in node.files:
             try:
                 pf = ctx.open_file(path)

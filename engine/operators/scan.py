@@ -214,8 +214,7 @@ class ScanSource(Source):
 
     def morsels(self) -> list:
         opened = []
-        if self.ctx.open_at_once is not None and len(self.node.files) > 1:
-            self.ctx.open_at_once(self.node.files)
+        self.ctx.open_together(self.node.files)
         for path in self.node.files:
             pf = self._open[path] = self.ctx.open_file(path)
             opened.append((path, pf, self._file_columns(path, pf)))

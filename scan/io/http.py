@@ -68,19 +68,18 @@ class HttpClient:
     def run(self, coro) -> Future:
         """A future of ``coro`` run on the event loop.  Inside ``batch()``
         it starts when the batch ends."""
-        if self._closed:
-            coro.close()
-            return done_future(error=PqdbIOError("http client is closed"))
-        batch = getattr(self._batches, "items", None)
-        if batch is not None:
-            fut: Future = Future()
-            batch.append((coro, fut))
-            return fut
-        try:
-            return asyncio.run_coroutine_threadsafe(coro, self._loop)
-        except RuntimeError:            # closed by another thread just now
-            coro.close()
-            return done_future(error=PqdbIOError("http client is closed"))
+        fut: Future = Future()
+        if not self._closed:
+            batch = getattr(self._batches, "items", None)
+            if batch is not None:
+                batch.append((coro, fut))
+                return fut
+            try:
+                return asyncio.run_coroutine_threadsafe(coro, self._loop)
+            except RuntimeError:        # closed by another thread just now
+                pass
+        _refuse([(coro, fut)])
+        return fut
 
     @contextmanager
     def batch(self):
@@ -104,9 +103,7 @@ class HttpClient:
 
     def _start(self, items: list) -> None:
         if self._closed:                    # closed inside the batch
-            for coro, fut in items:
-                coro.close()
-                fut.set_exception(PqdbIOError("http client is closed"))
+            _refuse(items)
             return
 
         def start():
@@ -119,9 +116,7 @@ class HttpClient:
         try:
             self._loop.call_soon_threadsafe(start)
         except RuntimeError:                # closed by another thread just now
-            for coro, fut in items:
-                coro.close()
-                fut.set_exception(PqdbIOError("http client is closed"))
+            _refuse(items)
 
     def _ensure(self):
         import aiohttp
@@ -317,6 +312,13 @@ def default_client() -> HttpClient:
         if _default_client is None or _default_client._closed:
             _default_client = HttpClient()
         return _default_client
+
+
+def _refuse(items: list) -> None:
+    """The (coroutine, future) pairs of a closed client: never run, failed."""
+    for coro, fut in items:
+        coro.close()
+        fut.set_exception(PqdbIOError("http client is closed"))
 
 
 def _settle(fut: Future, task) -> None:
