@@ -280,7 +280,8 @@ def _exact_sums(x: Vector, valid, start, end) -> np.ndarray:
         prefix = np.concatenate([np.array([0], dtype=object), np.cumsum(vals)])
         return prefix[end] - prefix[start]
     vals = np.where(valid, x.data.astype(np.int64), 0)
-    bound = int(np.abs(vals).max()) if len(vals) else 0
+    # Python ints: np.abs(INT64_MIN) is INT64_MIN, a negative bound
+    bound = max(int(vals.max()), -int(vals.min())) if len(vals) else 0
     if bound * len(vals) < _SAFE_SUM:
         prefix = np.concatenate([[0], np.cumsum(vals, dtype=np.int64)])
         return prefix[end] - prefix[start]

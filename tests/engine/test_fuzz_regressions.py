@@ -51,6 +51,12 @@ CASES = [
     "SELECT 3 * ti FROM t1",
     # window sums past DECIMAL(38) raise like grouped ones
     "SELECT id, sum(w) OVER (PARTITION BY k ORDER BY id) FROM t1",
+    # window sums of INT64_MIN alone past int64 (|INT64_MIN| overflowed in the bound check)
+    "SELECT id, avg(CAST('-9223372036854775808' AS BIGINT)) OVER (ORDER BY id ROWS BETWEEN 1 "
+    "PRECEDING AND 1 FOLLOWING), sum(CAST('-9223372036854775808' AS BIGINT)) OVER (ORDER BY id) "
+    "FROM t3",
+    "SELECT id, avg(b) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t1 "
+    "WHERE b < 0",
     # a decimal + - whose type is capped at 38 digits casts each operand first
     "SELECT w - round(w, 2) FROM t1",
     "SELECT 0.0000000001 - max(ceil(w)) FROM t1",
