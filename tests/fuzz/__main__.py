@@ -1,4 +1,4 @@
-"""python -m tests.fuzz --seed N --count M [--seeds K] [--no-tpch]
+"""python -m tests.fuzz --seed N --count M [--seeds K] [--no-tpch] [--layout split]
 
 Runs M queries per seed (seeds N .. N+K-1) against DuckDB and prints every
 failure with its seed and SQL.  TPC-H SF0.01 is generated once into
@@ -22,10 +22,14 @@ def main(argv=None) -> int:
     p.add_argument("--seeds", type=int, default=1)
     p.add_argument("--data", default=str(Path(tempfile.gettempdir()) / "pqdb-fuzz"))
     p.add_argument("--no-tpch", action="store_true")
+    p.add_argument("--layout", default="one", choices=["one", "split"],
+                   help="split: files of many small row groups and pages (data skipping)")
+    p.add_argument("--block-rows", type=int, default=None)
     p.add_argument("--stop-after", type=int, default=50)
     p.add_argument("--show", type=int, default=5, help="examples of one-sided errors to print")
     args = p.parse_args(argv)
-    pq, duck, schema = connect(Path(args.data), tpch=not args.no_tpch)
+    options = {} if args.block_rows is None else {"config": {"block_rows": args.block_rows}}
+    pq, duck, schema = connect(Path(args.data), tpch=not args.no_tpch, layout=args.layout, **options)
     stats = Stats()
     for seed in range(args.seed, args.seed + args.seeds):
         run(pq, duck, schema, seed, args.count, stats=stats, stop_after=args.stop_after,

@@ -49,6 +49,8 @@ class Stats:
     failures: list = field(default_factory=list)
     slow: list = field(default_factory=list)
     seconds: float = 0.0
+    # what pqdb's scans skipped over all queries (PruningCounters fields)
+    skipped: collections.Counter = field(default_factory=collections.Counter)
 
     def summary(self) -> str:
         top = "; ".join(f"{n}x {m}" for m, n in self.unsupported.most_common(8))
@@ -57,7 +59,11 @@ class Stats:
                 f"in pqdb alone, {len(self.duck_only_error)} in DuckDB alone, "
                 f"{sum(self.unsupported.values())} "
                 f"unsupported in pqdb, {len(self.failures)} failures"
-                + (f"\n  unsupported: {top}" if top else ""))
+                + (f"\n  unsupported: {top}" if top else "")
+                + (f"\n  skipped: {self.skipped_text()}" if self.skipped else ""))
+
+    def skipped_text(self) -> str:
+        return ", ".join(f"{k} {v}" for k, v in sorted(self.skipped.items()) if v)
 
 
 def _unsupported_key(e: Exception) -> str:
@@ -65,8 +71,13 @@ def _unsupported_key(e: Exception) -> str:
     return f"{type(e).__name__}: {msg[:70]}"
 
 
-def run_one(pqdb_con, duck_con, sql: str, ordered: bool):
-    """('ok' | 'both_error' | 'unsupported' | 'fail', detail)."""
+SKIP_COUNTERS = ("row_groups_skipped", "pages_skipped", "bloom_rejections", "synopses_skipped",
+                 "rows_join_filtered")
+
+
+def run_one(pqdb_con, duck_con, sql: str, ordered: bool, skipped=None):
+    """('ok' | 'both_error' | 'unsupported' | 'fail', detail).  skipped: a
+    Counter that gets what pqdb's scans skipped (SKIP_COUNTERS)."""
     from engine.errors import BinderError, ExecutionError, PqdbError
     try:
         want = duck_con.execute(sql).fetchall()
@@ -74,8 +85,12 @@ def run_one(pqdb_con, duck_con, sql: str, ordered: bool):
     except Exception as e:                      # noqa: BLE001 - any DuckDB error
         want, duck_error = None, e
     try:
-        got = pqdb_con.sql(sql).fetchall()
+        res = pqdb_con.sql(sql)
+        got = res.fetchall()
         pq_error = None
+        if skipped is not None:
+            for name in SKIP_COUNTERS:
+                skipped[name] += getattr(res.pruning, name)
     except PqdbError as e:
         got, pq_error = None, e
     except Exception as e:                      # noqa: BLE001 - outside pqdb's hierarchy
@@ -114,7 +129,7 @@ def run(pqdb_con, duck_con, schema: dict, seed: int, count: int, budget_s: float
             break
         sql, ordered = gen.generate()
         t0 = time.perf_counter()
-        outcome, detail = run_one(pqdb_con, duck_con, sql, ordered)
+        outcome, detail = run_one(pqdb_con, duck_con, sql, ordered, stats.skipped)
         took = time.perf_counter() - t0
         if took > 2.0:
             stats.slow.append((took, sql))

@@ -7,15 +7,17 @@ from pathlib import Path
 from tests.fuzz import tables
 
 
-def connect(folder: Path, tpch: bool = True, tpch_dir: str | None = None):
+def connect(folder: Path, tpch: bool = True, tpch_dir: str | None = None, layout: str = "one",
+            **options):
     """(pqdb connection, DuckDB connection, schema).  TPC-H SF0.01 is
-    generated into folder/tpch unless tpch_dir names it."""
+    generated into folder/tpch unless tpch_dir names it.  layout: one of
+    tables.LAYOUTS; options go to engine.connect."""
     import duckdb
 
     import engine
     if tpch and tpch_dir is None:
         from tpch.generate import generate
         tpch_dir = generate(0.01, str(folder / "tpch"))
-    pq, duck = engine.connect(":memory:"), duckdb.connect()
-    schema = tables.setup(folder / "small", tpch_dir if tpch else None, pq, duck)
+    pq, duck = engine.connect(":memory:", **options), duckdb.connect()
+    schema = tables.setup(folder / "small", tpch_dir if tpch else None, pq, duck, layout)
     return pq, duck, schema

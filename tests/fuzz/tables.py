@@ -55,22 +55,60 @@ def _small_select(name: str, rows: int) -> str:
     return (f"SELECT * FROM (VALUES {', '.join(lines)}) AS v(id, {', '.join(cols)})")
 
 
-def setup(folder: Path, tpch_dir: str | None, pqdb_con, duck_con) -> dict:
+# layout "split": every file rewritten (by pyarrow) in row groups of a few
+# rows, pages of fewer, with the page index and bloom filters, and t2 without
+# footer statistics, so that footer pruning, the page index, bloom filters
+# and the synopses pqdb collects skip data in the queries that follow
+# (layout "one": DuckDB's files, one row group each, nothing to skip).
+SPLIT_SMALL = {"t1": dict(row_group_size=4, max_rows_per_page=2),
+               "t2": dict(row_group_size=3, max_rows_per_page=1, write_statistics=False),
+               "t3": dict(row_group_size=2, max_rows_per_page=1),
+               "t0": dict(row_group_size=2)}
+SPLIT_TPCH = dict(row_group_size=700, max_rows_per_page=150)
+SPLIT_BLOOM = ("k", "i", "b", "s", "dt", "d", "f")
+LAYOUTS = ("one", "split")
+
+
+def _rewrite(src: Path, dst: Path, options: dict) -> None:
+    import pyarrow.parquet as pq
+    table = pq.read_table(src)
+    bloom = {c: True for c in SPLIT_BLOOM if c in table.column_names}
+    pq.write_table(table, dst, write_page_index=True, bloom_filter_options=bloom or None,
+                   **options)
+
+
+def setup(folder: Path, tpch_dir: str | None, pqdb_con, duck_con, layout: str = "one") -> dict:
     """Write the small tables, create the views on both connections and
-    return the schema: {table: [(column, DuckDB type name)]}."""
+    return the schema: {table: [(column, DuckDB type name)]}.  DuckDB
+    always reads the files of layout "one" (its own, one row group each:
+    DuckDB 2.0 drops NaN rows of row groups whose float statistics, written
+    without NaN as the format asks, do not admit them), pqdb those of
+    ``layout``: the same rows."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout {layout!r}: one of {LAYOUTS}")
     folder.mkdir(parents=True, exist_ok=True)
-    statements = []
+    paths = {}                         # table -> (DuckDB's file, pqdb's file)
     for name, rows in SMALL.items():
         path = folder / f"{name}.parquet"
         duck_con.execute(f"COPY ({_small_select(name, rows)}) TO '{path}' (FORMAT parquet)")
-        statements.append(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet('{path}')")
+        paths[name] = (path, path)
+        if layout == "split":
+            split = folder / f"{name}.split.parquet"
+            _rewrite(path, split, SPLIT_SMALL[name])
+            paths[name] = (path, split)
     if tpch_dir is not None:
         for t in TPCH:
-            statements.append(f"CREATE OR REPLACE VIEW {t} AS SELECT * FROM "
-                              f"read_parquet('{tpch_dir}/{t}.parquet')")
-    for s in statements:
-        duck_con.execute(s)
-        pqdb_con.sql(s)
+            path = Path(tpch_dir) / f"{t}.parquet"
+            paths[t] = (path, path)
+            if layout == "split":
+                split = folder / f"tpch-{t}.split.parquet"
+                if not split.exists():
+                    _rewrite(path, split, SPLIT_TPCH)
+                paths[t] = (path, split)
+    view = "CREATE OR REPLACE VIEW {} AS SELECT * FROM read_parquet('{}')"
+    for name, (duck_path, pqdb_path) in paths.items():
+        duck_con.execute(view.format(name, duck_path))
+        pqdb_con.sql(view.format(name, pqdb_path))
     schema = {}
     for name in list(SMALL) + (list(TPCH) if tpch_dir is not None else []):
         schema[name] = [(r[0], r[1]) for r in duck_con.execute(f"DESCRIBE {name}").fetchall()]
