@@ -1,4 +1,5 @@
 """python -m tests.fuzz --seed N --count M [--seeds K] [--no-tpch] [--layout split]
+[--http] [--set option=value ...]
 
 Runs M queries per seed (seeds N .. N+K-1) against DuckDB and prints every
 failure with its seed and SQL.  TPC-H SF0.01 is generated once into
@@ -24,12 +25,20 @@ def main(argv=None) -> int:
     p.add_argument("--no-tpch", action="store_true")
     p.add_argument("--layout", default="one", choices=["one", "split"],
                    help="split: files of many small row groups and pages (data skipping)")
-    p.add_argument("--block-rows", type=int, default=None)
+    p.add_argument("--http", action="store_true",
+                   help="pqdb reads its files over http from a server on 127.0.0.1")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a pqdb option for the fuzzed connection, e.g. block_rows=3")
     p.add_argument("--stop-after", type=int, default=50)
     p.add_argument("--show", type=int, default=5, help="examples of one-sided errors to print")
     args = p.parse_args(argv)
-    options = {} if args.block_rows is None else {"config": {"block_rows": args.block_rows}}
-    pq, duck, schema = connect(Path(args.data), tpch=not args.no_tpch, layout=args.layout, **options)
+    options = {"config": dict(item.split("=", 1) for item in args.set)}
+    server = None
+    if args.http:
+        from tests.http_server import HttpServer
+        server = HttpServer().start()
+    pq, duck, schema = connect(Path(args.data), tpch=not args.no_tpch, layout=args.layout,
+                               server=server, **options)
     stats = Stats()
     for seed in range(args.seed, args.seed + args.seeds):
         run(pq, duck, schema, seed, args.count, stats=stats, stop_after=args.stop_after,

@@ -8,10 +8,11 @@ from tests.fuzz import tables
 
 
 def connect(folder: Path, tpch: bool = True, tpch_dir: str | None = None, layout: str = "one",
-            **options):
+            server=None, **options):
     """(pqdb connection, DuckDB connection, schema).  TPC-H SF0.01 is
     generated into folder/tpch unless tpch_dir names it.  layout: one of
-    tables.LAYOUTS; options go to engine.connect."""
+    tables.LAYOUTS; server: a started tests.http_server.HttpServer that
+    serves pqdb's files; options go to engine.connect."""
     import duckdb
 
     import engine
@@ -19,5 +20,6 @@ def connect(folder: Path, tpch: bool = True, tpch_dir: str | None = None, layout
         from tpch.generate import generate
         tpch_dir = generate(0.01, str(folder / "tpch"))
     pq, duck = engine.connect(":memory:", **options), duckdb.connect()
-    schema = tables.setup(folder / "small", tpch_dir if tpch else None, pq, duck, layout)
+    schema = tables.setup(folder / "small", tpch_dir if tpch else None, pq, duck, layout,
+                          server)
     return pq, duck, schema

@@ -55,35 +55,46 @@ def _small_select(name: str, rows: int) -> str:
     return (f"SELECT * FROM (VALUES {', '.join(lines)}) AS v(id, {', '.join(cols)})")
 
 
-# layout "split": every file rewritten (by pyarrow) in row groups of a few
-# rows, pages of fewer, with the page index and bloom filters, and t2 without
-# footer statistics, so that footer pruning, the page index, bloom filters
-# and the synopses pqdb collects skip data in the queries that follow
-# (layout "one": DuckDB's files, one row group each, nothing to skip).
+# layout "split": every table rewritten (by pyarrow) as a few files (a
+# read_parquet list), each in row groups of a few rows and pages of fewer,
+# with the page index and bloom filters, t2 without footer statistics, so
+# that footer pruning, the page index, bloom filters and the synopses pqdb
+# collects skip data in the queries that follow (layout "one": DuckDB's
+# files, one row group each, nothing to skip).
 SPLIT_SMALL = {"t1": dict(row_group_size=4, max_rows_per_page=2),
                "t2": dict(row_group_size=3, max_rows_per_page=1, write_statistics=False),
                "t3": dict(row_group_size=2, max_rows_per_page=1),
                "t0": dict(row_group_size=2)}
 SPLIT_TPCH = dict(row_group_size=700, max_rows_per_page=150)
 SPLIT_BLOOM = ("k", "i", "b", "s", "dt", "d", "f")
+SPLIT_FILES = 3                    # files per table (the last ones may be empty)
 LAYOUTS = ("one", "split")
 
 
-def _rewrite(src: Path, dst: Path, options: dict) -> None:
+def _split(src: Path, dst: Path, options: dict) -> list:
+    """``src``'s rows as SPLIT_FILES files dst.0.parquet ...: their paths."""
     import pyarrow.parquet as pq
     table = pq.read_table(src)
     bloom = {c: True for c in SPLIT_BLOOM if c in table.column_names}
-    pq.write_table(table, dst, write_page_index=True, bloom_filter_options=bloom or None,
-                   **options)
+    step = -(-table.num_rows // SPLIT_FILES)
+    out = []
+    for part in range(SPLIT_FILES):
+        path = dst.with_suffix(f".{part}.parquet")
+        pq.write_table(table.slice(part * step, step), path, write_page_index=True,
+                       bloom_filter_options=bloom or None, **options)
+        out.append(path)
+    return out
 
 
-def setup(folder: Path, tpch_dir: str | None, pqdb_con, duck_con, layout: str = "one") -> dict:
+def setup(folder: Path, tpch_dir: str | None, pqdb_con, duck_con, layout: str = "one",
+          server=None) -> dict:
     """Write the small tables, create the views on both connections and
     return the schema: {table: [(column, DuckDB type name)]}.  DuckDB
     always reads the files of layout "one" (its own, one row group each:
     DuckDB 2.0 drops NaN rows of row groups whose float statistics, written
     without NaN as the format asks, do not admit them), pqdb those of
-    ``layout``: the same rows."""
+    ``layout``: the same rows.  ``server`` (a started
+    tests.http_server.HttpServer): pqdb reads its files from it over http."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout {layout!r}: one of {LAYOUTS}")
     folder.mkdir(parents=True, exist_ok=True)
@@ -93,22 +104,20 @@ def setup(folder: Path, tpch_dir: str | None, pqdb_con, duck_con, layout: str = 
         duck_con.execute(f"COPY ({_small_select(name, rows)}) TO '{path}' (FORMAT parquet)")
         paths[name] = (path, path)
         if layout == "split":
-            split = folder / f"{name}.split.parquet"
-            _rewrite(path, split, SPLIT_SMALL[name])
-            paths[name] = (path, split)
+            paths[name] = (path, _split(path, folder / f"{name}-split", SPLIT_SMALL[name]))
     if tpch_dir is not None:
         for t in TPCH:
             path = Path(tpch_dir) / f"{t}.parquet"
             paths[t] = (path, path)
             if layout == "split":
-                split = folder / f"tpch-{t}.split.parquet"
-                if not split.exists():
-                    _rewrite(path, split, SPLIT_TPCH)
-                paths[t] = (path, split)
-    view = "CREATE OR REPLACE VIEW {} AS SELECT * FROM read_parquet('{}')"
-    for name, (duck_path, pqdb_path) in paths.items():
-        duck_con.execute(view.format(name, duck_path))
-        pqdb_con.sql(view.format(name, pqdb_path))
+                paths[t] = (path, _split(path, folder / f"tpch-{t}-split", SPLIT_TPCH))
+    view = "CREATE OR REPLACE VIEW {} AS SELECT * FROM read_parquet({})"
+    for name, (duck_path, pqdb_paths) in paths.items():
+        duck_con.execute(view.format(name, f"'{duck_path}'"))
+        files = pqdb_paths if isinstance(pqdb_paths, list) else [pqdb_paths]
+        if server is not None:
+            files = [server.add(f"{name}/{Path(f).name}", str(f)) for f in files]
+        pqdb_con.sql(view.format(name, "[" + ", ".join(f"'{f}'" for f in files) + "]"))
     schema = {}
     for name in list(SMALL) + (list(TPCH) if tpch_dir is not None else []):
         schema[name] = [(r[0], r[1]) for r in duck_con.execute(f"DESCRIBE {name}").fetchall()]

@@ -1,8 +1,9 @@
 """The CI budget of the differential fuzzer: about 2,000 random queries on
 pqdb and DuckDB per layout, a new seed each run: the files as DuckDB
-writes them (one row group), and split into row groups of a few rows and
-pages of fewer (tables.LAYOUTS: footer statistics, the page index, bloom
-filters and synopses skip data there).  The seed is printed (and is in the
+writes them (one row group), and split into files of row groups of a few
+rows and pages of fewer (tables.LAYOUTS: footer statistics, the page
+index, bloom filters and synopses skip data there) that pqdb reads over
+http from a server on 127.0.0.1.  The seed is printed (and is in the
 failure message); PQDB_FUZZ_SEED=N replays it, and
 ``python -m tests.fuzz --seed N --count M`` runs more."""
 
@@ -20,11 +21,15 @@ BUDGET_S = float(os.environ.get("PQDB_FUZZ_BUDGET_S", "110"))
 @pytest.fixture(scope="module", params=["one", "split"])
 def fuzz_cons(request, tpch_sf001, tmp_path_factory):
     from tests.fuzz.setup import connect
+    from tests.http_server import HttpServer
+    server = HttpServer().start() if request.param == "split" else None
     pq, duck, schema = connect(tmp_path_factory.mktemp("fuzz"), tpch_dir=tpch_sf001,
-                               layout=request.param)
+                               layout=request.param, server=server)
     yield pq, duck, schema
     pq.close()
     duck.close()
+    if server is not None:
+        server.stop()
 
 
 def test_differential_fuzz(fuzz_cons, capsys, request):
