@@ -68,7 +68,18 @@ SPLIT_SMALL = {"t1": dict(row_group_size=4, max_rows_per_page=2),
 SPLIT_TPCH = dict(row_group_size=700, max_rows_per_page=150)
 SPLIT_BLOOM = ("k", "i", "b", "s", "dt", "d", "f")
 SPLIT_FILES = 3                    # files per table (the last ones may be empty)
-LAYOUTS = ("one", "split")
+# layout "hive": tables written by DuckDB in key=value/ directories (its
+# COPY ... PARTITION_BY; NULL keys in __HIVE_DEFAULT_PARTITION__), read by
+# pqdb with hive_partitioning = true: the key becomes a column of the type
+# DuckDB infers, last in the table.  DuckDB reads its one file with the key
+# moved and cast that way (its own hive reader fails window functions
+# partitioned by the key: "PhysicalWindow::GetPartitionData: partition
+# columns not supported", which invalidates the database).
+HIVE_KEYS = {"t1": ("k", "BIGINT"), "t2": ("k", "BIGINT"), "t3": ("k", "BIGINT"),
+             "nation": ("n_regionkey", "BIGINT"), "customer": ("c_mktsegment", "VARCHAR"),
+             "orders": ("o_orderstatus", "VARCHAR"), "lineitem": ("l_returnflag", "VARCHAR"),
+             "part": ("p_mfgr", "VARCHAR")}
+LAYOUTS = ("one", "split", "hive")
 
 
 def _split(src: Path, dst: Path, options: dict) -> list:
@@ -86,6 +97,30 @@ def _split(src: Path, dst: Path, options: dict) -> list:
     return out
 
 
+def _hive(duck_con, src: Path, dst: Path, key: tuple) -> tuple:
+    """``src`` written by DuckDB as dst/key=value/*.parquet: (DuckDB's
+    source: ``src`` with the key last, cast as hive_partitioning types it;
+    the files for pqdb, a tuple)."""
+    import shutil
+    name, typ = key
+    shutil.rmtree(dst, ignore_errors=True)
+    duck_con.execute(f"COPY (SELECT * FROM read_parquet('{src}')) TO '{dst}' "
+                     f"(FORMAT parquet, PARTITION_BY ({name}))")
+    duck_source = (f"(SELECT * EXCLUDE ({name}), CAST({name} AS {typ}) AS {name} "
+                   f"FROM read_parquet('{src}'))")
+    return duck_source, tuple(sorted(dst.glob("*/*.parquet")))
+
+
+def _serve(server, table: str, path: Path, hive: bool) -> str:
+    """``path`` added to ``server``: its URL.  A hive file keeps its
+    key=value directory, decoded (DuckDB writes '#' as %23) in the served
+    name and percent-encoded in the URL, as a web server shows such a file."""
+    from urllib.parse import quote, unquote
+    name = f"{table}/" + (unquote(path.parent.name) + "/" if hive else "") + path.name
+    server.add(name, str(path))
+    return server.url(quote(name))
+
+
 def setup(folder: Path, tpch_dir: str | None, pqdb_con, duck_con, layout: str = "one",
           server=None) -> dict:
     """Write the small tables, create the views on both connections and
@@ -98,26 +133,35 @@ def setup(folder: Path, tpch_dir: str | None, pqdb_con, duck_con, layout: str = 
     if layout not in LAYOUTS:
         raise ValueError(f"layout {layout!r}: one of {LAYOUTS}")
     folder.mkdir(parents=True, exist_ok=True)
-    paths = {}                         # table -> (DuckDB's file, pqdb's file)
+    paths = {}             # table -> (DuckDB's file or source, pqdb's file(s))
     for name, rows in SMALL.items():
         path = folder / f"{name}.parquet"
         duck_con.execute(f"COPY ({_small_select(name, rows)}) TO '{path}' (FORMAT parquet)")
         paths[name] = (path, path)
         if layout == "split":
             paths[name] = (path, _split(path, folder / f"{name}-split", SPLIT_SMALL[name]))
+        elif layout == "hive" and rows:
+            paths[name] = _hive(duck_con, path, folder / f"{name}-hive", HIVE_KEYS[name])
     if tpch_dir is not None:
         for t in TPCH:
             path = Path(tpch_dir) / f"{t}.parquet"
             paths[t] = (path, path)
             if layout == "split":
                 paths[t] = (path, _split(path, folder / f"tpch-{t}-split", SPLIT_TPCH))
-    view = "CREATE OR REPLACE VIEW {} AS SELECT * FROM read_parquet({})"
-    for name, (duck_path, pqdb_paths) in paths.items():
-        duck_con.execute(view.format(name, f"'{duck_path}'"))
-        files = pqdb_paths if isinstance(pqdb_paths, list) else [pqdb_paths]
+            elif layout == "hive" and t in HIVE_KEYS:
+                paths[t] = _hive(duck_con, path, folder / f"tpch-{t}-hive", HIVE_KEYS[t])
+    view = "CREATE OR REPLACE VIEW {} AS SELECT * FROM {}"
+    for name, (duck_source, pqdb_paths) in paths.items():
+        hive = isinstance(pqdb_paths, tuple)
+        duck_con.execute(view.format(name, duck_source if hive else f"read_parquet('{duck_source}')"))
+        files = list(pqdb_paths) if isinstance(pqdb_paths, (list, tuple)) else [pqdb_paths]
         if server is not None:
-            files = [server.add(f"{name}/{Path(f).name}", str(f)) for f in files]
-        pqdb_con.sql(view.format(name, "[" + ", ".join(f"'{f}'" for f in files) + "]"))
+            files = [_serve(server, name, Path(f), hive) for f in files]
+        listed = "[" + ", ".join(f"'{f}'" for f in files) + "]"
+        if hive and server is None:                 # local: the glob
+            listed = f"'{Path(files[0]).parent.parent}/*/*.parquet'"
+        pqdb_con.sql(view.format(name, f"read_parquet({listed}"
+                                       + (", hive_partitioning = true)" if hive else ")")))
     schema = {}
     for name in list(SMALL) + (list(TPCH) if tpch_dir is not None else []):
         schema[name] = [(r[0], r[1]) for r in duck_con.execute(f"DESCRIBE {name}").fetchall()]

@@ -1,11 +1,11 @@
-"""The CI budget of the differential fuzzer: about 2,000 random queries on
-pqdb and DuckDB per layout, a new seed each run: the files as DuckDB
-writes them (one row group), and split into files of row groups of a few
-rows and pages of fewer (tables.LAYOUTS: footer statistics, the page
+"""The CI budget of the differential fuzzer: about 1,500 random queries on
+pqdb and DuckDB per layout (tables.LAYOUTS), a new seed each run: the
+files as DuckDB writes them (one row group); split into files of row
+groups of a few rows and pages of fewer (footer statistics, the page
 index, bloom filters and synopses skip data there) that pqdb reads over
-http from a server on 127.0.0.1.  The seed is printed (and is in the
-failure message); PQDB_FUZZ_SEED=N replays it, and
-``python -m tests.fuzz --seed N --count M`` runs more."""
+http from a server on 127.0.0.1; hive-partitioned directories.  The seed
+is printed (and is in the failure message); PQDB_FUZZ_SEED=N replays it,
+and ``python -m tests.fuzz --seed N --count M --layout L`` runs more."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ import random
 
 import pytest
 
-COUNT = int(os.environ.get("PQDB_FUZZ_COUNT", "2000"))
+COUNT = int(os.environ.get("PQDB_FUZZ_COUNT", "1500"))
 BUDGET_S = float(os.environ.get("PQDB_FUZZ_BUDGET_S", "110"))
 
 
-@pytest.fixture(scope="module", params=["one", "split"])
+@pytest.fixture(scope="module", params=["one", "split", "hive"])
 def fuzz_cons(request, tpch_sf001, tmp_path_factory):
     from tests.fuzz.setup import connect
     from tests.http_server import HttpServer
