@@ -139,10 +139,13 @@ class Catalog:
                 weakref.finalize(self, self._http.close)
             return self._http
 
-    def _new_source(self, url: str):
+    def _new_source(self, url: str, first: bool = False):
+        """The byte source of ``url``, opened (its size and version known).
+        ``first``: its footer is read next (http: the opening request brings
+        the footer's tail too)."""
         if url.split("://", 1)[0].lower() in ("http", "https"):
             from scan.io.http import HttpSource
-            return HttpSource(url, self._http_client())
+            return HttpSource(url, self._http_client(), tail=first)
         from scan.io.fsspec_source import FsspecSource
         return FsspecSource(url, self._remote_settings(), self.io)
 
@@ -225,7 +228,9 @@ class Catalog:
                 self._files[url] = ((hit[0][0], epoch, hit[0][2]), hit[1])
                 self._validating[url] = (fut, hit[1])
                 return hit[1]
-        source = self._new_source(url)          # one HEAD / info: the validation
+        # one HEAD / info: the validation; a file not seen before: one
+        # request for its size, version and footer
+        source = self._new_source(url, first=hit is None)
         if hit is not None and hit[0][2] == self.config.verify_checksums and \
                 hit[1].source.version() == source.version():
             with self._lock:

@@ -65,14 +65,17 @@ class NotSupportedError(DatabaseError):
 class PqdbIOError(OperationalError):
     """Reading bytes failed: missing file, short read, broken server.
 
-    ``url`` and ``byte_range`` (start, end) name what was being read."""
+    ``url`` and ``byte_range`` (start, end) name what was being read; a
+    read of the last n bytes of a file of unknown size is (-n, None)."""
 
     def __init__(self, message: str, url: str | None = None,
                  byte_range: tuple[int, int] | None = None):
         parts = [message]
         if url is not None:
             parts.append(f"url={url}")
-        if byte_range is not None:
+        if byte_range is not None and byte_range[1] is None:
+            parts.append(f"range=last {-byte_range[0]} bytes")
+        elif byte_range is not None:
             parts.append(f"range={byte_range[0]}-{byte_range[1]}")
         super().__init__(" ".join(parts) if len(parts) > 1 else message)
         self.url = url

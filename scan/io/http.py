@@ -7,7 +7,11 @@ range reads and wait, many in flight at once, at most ``concurrency``).
 ``HttpSource`` (docs/design.md "I/O"):
 - opening: HEAD for size, ETag and Last-Modified; a server that refuses
   HEAD gets ``GET`` with ``Range: bytes=0-0``.  Files under 64 KiB are
-  fetched whole on the first read.
+  fetched whole on the first read.  A file opened for the first time
+  (``tail``) asks instead for its last bytes, ``Range: bytes=-N``: one
+  round trip gives the size, ETag and the footer's speculative tail read,
+  which the footer read then takes from memory; any answer but 206 or 200
+  falls back to HEAD.
 - every range response is checked: 206 with a matching ``Content-Range``
   and a body of the asked length.  A server that ignores Range (200 with
   the whole body) is accepted: the body is kept whole and serves all reads.
@@ -174,7 +178,8 @@ class HttpClient:
                             raise _Retryable(f"HTTP {status} {resp.reason or ''}".strip())
                         if method == "HEAD":
                             body = b""
-                        elif byte_range is not None and method == "GET":
+                        elif byte_range is not None and byte_range[1] is not None and \
+                                method == "GET":
                             length = byte_range[1] - byte_range[0]
                             if cuts is not None and status == 206:
                                 body = await read_cut_body(resp, length, cuts, into)
@@ -344,6 +349,15 @@ def _then(fut: Future, fn) -> Future:
     return out
 
 
+def _content_range(headers) -> tuple:
+    """(first, last, total or None) of a Content-Range header, else
+    (None, None, None)."""
+    m = _CONTENT_RANGE.fullmatch(headers.get("Content-Range", "").strip())
+    if m is None:
+        return None, None, None
+    return int(m.group(1)), int(m.group(2)), None if m.group(3) == "*" else int(m.group(3))
+
+
 def _status_error(status: int, url: str, byte_range=None, what: str = "") -> PqdbIOError:
     names = {401: "unauthorized", 403: "forbidden", 404: "not found", 410: "gone",
              416: "range not satisfiable"}
@@ -354,14 +368,62 @@ def _status_error(status: int, url: str, byte_range=None, what: str = "") -> Pqd
 class HttpSource(RemoteSource):
     """One http(s) URL (see the module docstring)."""
 
-    def __init__(self, url: str, client: HttpClient | None = None):
+    def __init__(self, url: str, client: HttpClient | None = None, tail: bool = False):
+        """``tail``: open with a suffix range read of the footer's tail
+        (footer_prefetch bytes) instead of HEAD: for a file whose footer is
+        about to be read, not for validating a known one, nor with a disk
+        cache (that may hold the footer: HEAD gives the ETag its keys need)."""
         client = client or default_client()
         super().__init__(url, client.settings, client.io)
         self.client = client
         self._whole_future: Future | None = None
-        self._open()
+        self._tail: tuple | None = None         # (offset, bytes) of the opening's tail read
+        tail = tail and not self.settings.cache_dir
+        if not (tail and self._open_with_tail(max(self.settings.footer_prefetch, 8))):
+            self._open()
 
     # -- opening ------------------------------------------------------------------
+    def _open_with_tail(self, n: int) -> bool:
+        """Open by ``GET Range: bytes=-n``: True when the answer gave the
+        size (and the last bytes, kept for the footer read), False for the
+        HEAD path (a server without suffix ranges, an empty file, an error
+        status: HEAD tells it as before)."""
+        status, headers, body = self._wait(self.client.request(
+            "GET", self.path, {"Range": f"bytes=-{n}"}, (-n, None), self._tail_checker(n)))
+        if status == 200:                       # Range ignored: the whole file
+            self._size, self._whole = len(body), body
+        elif status == 206:
+            lo, _, total = _content_range(headers)
+            self._size = total
+            if lo == 0:
+                self._whole = body
+            else:
+                self._tail = (lo, body)
+        else:
+            return False
+        self.etag = headers.get("ETag")
+        self.modified = headers.get("Last-Modified")
+        return True
+
+    def _tail_checker(self, n: int):
+        url = self.path
+
+        def check(status, headers, body):
+            if status == 206:
+                lo, hi, total = _content_range(headers)
+                if total is None or hi != total - 1 or lo > hi or hi + 1 - lo > n:
+                    raise PqdbIOError(f"server sent Content-Range "
+                                      f"{headers.get('Content-Range')!r}, not the range asked "
+                                      "for", url=url, byte_range=(-n, None))
+                if len(body) != hi + 1 - lo:
+                    raise _Retryable(f"truncated body ({len(body)} of {hi + 1 - lo} bytes)")
+            elif status == 200 and "Content-Length" in headers and \
+                    headers["Content-Length"].isdigit() and \
+                    int(headers["Content-Length"]) != len(body):
+                raise _Retryable(f"truncated body ({len(body)} of {headers['Content-Length']} "
+                                 "bytes)")
+        return check
+
     def _open(self) -> None:
         status, headers, body = self._wait(self.client.request("HEAD", self.path))
         if status in _HEAD_REFUSED or (status < 300 and "Content-Length" not in headers):
@@ -407,6 +469,11 @@ class HttpSource(RemoteSource):
     def submit(self, start: int, end: int) -> Future:
         if self._whole is not None:
             return done_future(memoryview(self._whole)[start:end])
+        tail = self._tail
+        if tail is not None and start >= tail[0]:
+            if end == self._size and start == tail[0]:
+                self._tail = None               # the footer's read: cached from now on
+            return done_future(memoryview(tail[1])[start - tail[0]:end - tail[0]])
         if self._size < SMALL_FILE:
             return self._small(start, end)
         return self.client.run(self._range(start, end, None, np.empty(end - start, np.uint8)))
@@ -415,7 +482,9 @@ class HttpSource(RemoteSource):
         """A future of one array per (lo, hi) of ``cuts`` (offsets into
         [start, end), sorted by lo): the bytes [start + lo, start + hi),
         from one request whose bytes between cuts are dropped."""
-        if self._whole is not None or self._size < SMALL_FILE:
+        tail = self._tail
+        if self._whole is not None or self._size < SMALL_FILE or \
+                (tail is not None and start >= tail[0]):
             return _then(self.submit(start, end),
                          lambda data: [memoryview(data)[lo:hi] for lo, hi in cuts])
         parts = [np.empty(hi - lo, np.uint8) for lo, hi in cuts]

@@ -293,10 +293,9 @@ def test_options_reach_the_requests(fault_server, sample, monkeypatch):
                           http_coalesce_gap=0, http_concurrency=2, http_timeout=5)
     fault_server.clear_log()
     con2.sql(f"SELECT count(*) FROM '{url}'")
-    tail = fault_server.log[1]
-    assert tail.headers.get("X-Test") == "1"
-    start, end = map(int, tail.range.split("=")[1].split("-"))
-    assert end - start + 1 == 16 << 10
+    tail = fault_server.log[0]              # the opening: the footer's tail, by suffix
+    assert tail.headers.get("X-Test") == "1" and tail.method == "GET"
+    assert tail.range == f"bytes=-{16 << 10}" and tail.sent == 16 << 10
 
 
 def test_retries_surface_through_sql(fault_server, sample):
@@ -484,3 +483,39 @@ def test_remote_scan_larger_than_the_cache_keeps_part_of_it(fault_server, tmp_pa
     assert max(fetched) < 0.8 * first.io["bytes_fetched"]
     assert con._catalog.buffer_manager.peak_bytes <= 3 << 20
     con.close()
+
+
+# ---- opening: one suffix read for a new file, HEAD for a known one (scan/io/http.py)
+
+PREFETCH = 64 << 10
+
+
+def test_validation_of_a_known_file_is_a_head(fault_server, sample):
+    url = fault_server.add("t.parquet", sample)
+    con = engine.connect()
+    q = f"SELECT count(*) FROM '{url}'"
+    assert bounded(lambda: con.sql(q).fetchall()) == [(200_000,)]
+    assert [r.method for r in fault_server.log] == ["GET"]
+    fault_server.clear_log()
+    assert bounded(lambda: con.sql(q).fetchall()) == [(200_000,)]
+    assert [r.method for r in fault_server.log] == ["HEAD"]
+
+
+def test_disk_cache_opens_with_head(fault_server, sample, tmp_path):
+    """With remote_cache_dir the footer may be on disk: HEAD gives the
+    ETag its key needs, and the footer read comes after it."""
+    url = fault_server.add("t.parquet", sample)
+    con = engine.connect(remote_cache_dir=str(tmp_path / "cache"))
+    assert bounded(lambda: con.sql(f"SELECT count(*) FROM '{url}'").fetchall()) == [(200_000,)]
+    assert [r.method for r in fault_server.log][:2] == ["HEAD", "GET"]
+
+
+def test_a_table_of_new_files_over_sql(fault_server, sample):
+    """A fresh connection's query over a file it has not seen: one request
+    opens it, the footer is not read again."""
+    url = fault_server.add("t.parquet", sample)
+    con = engine.connect(threads=2)
+    r = bounded(lambda: con.sql(f"SELECT count(*), sum(id) FROM '{url}' WHERE id < 1000"))
+    assert r.fetchall() == [(1000, 999 * 1000 // 2)]
+    tails = [x for x in fault_server.log if x.range == f"bytes=-{PREFETCH}"]
+    assert len(tails) == 1 and not [x for x in fault_server.log if x.method == "HEAD"]
