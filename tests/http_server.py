@@ -353,12 +353,16 @@ class ServerProcess:
     def url(self, name: str) -> str:
         return f"http://127.0.0.1:{self.port}/{name}"
 
-    def bytes_sent(self, prefix: str | None = None) -> int:
-        """Bytes sent so far (of the paths under ``prefix`` only, when given)."""
+    def stats(self) -> dict:
+        """{"bytes", "requests", "by_path"} served so far."""
         import json
         import urllib.request
         with urllib.request.urlopen(self.url("__stats"), timeout=10) as f:
-            stats = json.loads(f.read())
+            return json.loads(f.read())
+
+    def bytes_sent(self, prefix: str | None = None) -> int:
+        """Bytes sent so far (of the paths under ``prefix`` only, when given)."""
+        stats = self.stats()
         if prefix is None:
             return stats["bytes"]
         return sum(n for p, n in stats["by_path"].items() if p.lstrip("/").startswith(prefix))
