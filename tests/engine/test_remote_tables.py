@@ -394,16 +394,17 @@ def test_fsspec_backend_errors_of_any_type_are_io_errors(failing_fs, sample, whe
         assert "range=" in str(e.value)
 
 
-def test_missing_fsspec_backend_names_the_package():
-    pytest.importorskip("fsspec")
-    try:
-        import s3fs  # noqa: F401
-        pytest.skip("s3fs is installed")
-    except ImportError:
-        pass
+def test_missing_fsspec_backend_names_the_package(monkeypatch):
+    """A scheme fsspec knows whose package is not installed (s3fs is, for
+    tests/engine/test_remote_s3.py: a made-up scheme in fsspec's registry
+    stands for it, the way gcsfs's and adlfs's entries look)."""
+    from fsspec.registry import known_implementations
+    monkeypatch.setitem(known_implementations, "pqdbtest",
+                        {"class": "pqdb_absent_fs.PqdbTestFileSystem",
+                         "err": "Install pqdb_absent_fs to access pqdbtest://"})
     con = engine.connect()
-    with pytest.raises(engine.NotSupportedError, match="s3fs"):
-        con.sql("SELECT * FROM 's3://bucket/x.parquet'")
+    with pytest.raises(engine.NotSupportedError, match="pqdb_absent_fs"):
+        con.sql("SELECT * FROM 'pqdbtest://bucket/x.parquet'")
 
 
 def test_coalesce_waste_trades_bytes_for_requests(fault_server, sample):
