@@ -23,7 +23,7 @@ def main(argv=None) -> int:
     p.add_argument("--seeds", type=int, default=1)
     p.add_argument("--data", default=str(Path(tempfile.gettempdir()) / "pqdb-fuzz"))
     p.add_argument("--no-tpch", action="store_true")
-    p.add_argument("--layout", default="one", choices=["one", "split", "hive"],
+    p.add_argument("--layout", default="one", choices=["one", "split", "hive", "encrypted"],
                    help="split: files of many small row groups and pages (data skipping)")
     p.add_argument("--http", action="store_true",
                    help="pqdb reads its files over http from a server on 127.0.0.1")

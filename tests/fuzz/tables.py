@@ -79,11 +79,20 @@ HIVE_KEYS = {"t1": ("k", "BIGINT"), "t2": ("k", "BIGINT"), "t3": ("k", "BIGINT")
              "nation": ("n_regionkey", "BIGINT"), "customer": ("c_mktsegment", "VARCHAR"),
              "orders": ("o_orderstatus", "VARCHAR"), "lineitem": ("l_returnflag", "VARCHAR"),
              "part": ("p_mfgr", "VARCHAR")}
-LAYOUTS = ("one", "split", "hive")
+# layout "encrypted": the files of "split" under Parquet modular encryption
+# (pyarrow's key tools; no bloom filters: pyarrow does not write them
+# encrypted): the footer and three columns in four under keys of their own,
+# the fourth in plaintext; t2 with a plaintext footer, t3 in AES_GCM_CTR_V1.
+# pqdb gets the master keys (Connection.add_parquet_key).
+MASTER_KEYS = {"fuzz_footer": b"0123456789abcdef", "fuzz_a": b"fedcba9876543210",
+               "fuzz_b": b"00112233445566aa"}
+ENCRYPTION = {"t2": dict(plaintext_footer=True), "t3": dict(algorithm="AES_GCM_CTR_V1")}
+LAYOUTS = ("one", "split", "hive", "encrypted")
 
 
-def _split(src: Path, dst: Path, options: dict) -> list:
-    """``src``'s rows as SPLIT_FILES files dst.0.parquet ...: their paths."""
+def _split(src: Path, dst: Path, options: dict, encrypted: dict | None = None) -> list:
+    """``src``'s rows as SPLIT_FILES files dst.0.parquet ...: their paths.
+    ``encrypted``: write_with_kms's options (layout "encrypted")."""
     import pyarrow.parquet as pq
     table = pq.read_table(src)
     bloom = {c: True for c in SPLIT_BLOOM if c in table.column_names}
@@ -91,8 +100,16 @@ def _split(src: Path, dst: Path, options: dict) -> list:
     out = []
     for part in range(SPLIT_FILES):
         path = dst.with_suffix(f".{part}.parquet")
-        pq.write_table(table.slice(part * step, step), path, write_page_index=True,
-                       bloom_filter_options=bloom or None, **options)
+        piece = table.slice(part * step, step)
+        if encrypted is None:
+            pq.write_table(piece, path, write_page_index=True,
+                           bloom_filter_options=bloom or None, **options)
+        else:
+            from tests.scan.crypto_files import write_with_kms
+            names = table.column_names
+            keys = {"fuzz_a": names[0::4] + names[1::4], "fuzz_b": names[2::4]}
+            write_with_kms(piece, str(path), MASTER_KEYS, "fuzz_footer", keys,
+                           write_page_index=True, **encrypted, **options)
         out.append(path)
     return out
 
@@ -109,6 +126,10 @@ def _hive(duck_con, src: Path, dst: Path, key: tuple) -> tuple:
     duck_source = (f"(SELECT * EXCLUDE ({name}), CAST({name} AS {typ}) AS {name} "
                    f"FROM read_parquet('{src}'))")
     return duck_source, tuple(sorted(dst.glob("*/*.parquet")))
+
+
+def _encryption(layout: str, table: str) -> dict | None:
+    return dict(ENCRYPTION.get(table, {})) if layout == "encrypted" else None
 
 
 def _serve(server, table: str, path: Path, hive: bool) -> str:
@@ -138,18 +159,23 @@ def setup(folder: Path, tpch_dir: str | None, pqdb_con, duck_con, layout: str = 
         path = folder / f"{name}.parquet"
         duck_con.execute(f"COPY ({_small_select(name, rows)}) TO '{path}' (FORMAT parquet)")
         paths[name] = (path, path)
-        if layout == "split":
-            paths[name] = (path, _split(path, folder / f"{name}-split", SPLIT_SMALL[name]))
+        if layout in ("split", "encrypted"):
+            paths[name] = (path, _split(path, folder / f"{name}-{layout}", SPLIT_SMALL[name],
+                                        _encryption(layout, name)))
         elif layout == "hive" and rows:
             paths[name] = _hive(duck_con, path, folder / f"{name}-hive", HIVE_KEYS[name])
     if tpch_dir is not None:
         for t in TPCH:
             path = Path(tpch_dir) / f"{t}.parquet"
             paths[t] = (path, path)
-            if layout == "split":
-                paths[t] = (path, _split(path, folder / f"tpch-{t}-split", SPLIT_TPCH))
+            if layout in ("split", "encrypted"):
+                paths[t] = (path, _split(path, folder / f"tpch-{t}-{layout}", SPLIT_TPCH,
+                                         _encryption(layout, t)))
             elif layout == "hive" and t in HIVE_KEYS:
                 paths[t] = _hive(duck_con, path, folder / f"tpch-{t}-hive", HIVE_KEYS[t])
+    if layout == "encrypted":
+        for key_id, key in MASTER_KEYS.items():
+            pqdb_con.add_parquet_key(key_id, key)
     view = "CREATE OR REPLACE VIEW {} AS SELECT * FROM {}"
     for name, (duck_source, pqdb_paths) in paths.items():
         hive = isinstance(pqdb_paths, tuple)
