@@ -520,3 +520,22 @@ def test_a_table_of_new_files_over_sql(fault_server, sample):
     assert r.fetchall() == [(1000, 999 * 1000 // 2)]
     tails = [x for x in fault_server.log if x.range == f"bytes=-{PREFETCH}"]
     assert len(tails) == 1 and not [x for x in fault_server.log if x.method == "HEAD"]
+
+
+def test_server_refusing_head_across_statements(fault_server, sample, tmp_path):
+    """HEAD answered 405: the first statement opens by the suffix read, the
+    next ones validate with GET bytes=0-0, and a replaced file is seen."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    url = fault_server.add("t.parquet", sample)
+    fault_server.refuse_head = True
+    con = engine.connect()
+    for _ in range(2):
+        assert bounded(lambda: con.sql(Q.format(f"'{url}'")).fetchall()) == local_answer(sample)
+    ranges = [r.range for r in fault_server.log if r.method == "GET"]
+    assert ranges[0] == f"bytes=-{PREFETCH}" and "bytes=0-0" in ranges
+    other = str(tmp_path / "other.parquet")
+    pq.write_table(pa.table({"id": [5, 6]}), other)
+    fault_server.replace("t.parquet", other)
+    got = bounded(lambda: con.sql(f"SELECT count(*), sum(id) FROM '{url}'").fetchall())
+    assert got == [(2, 11)]
