@@ -1,5 +1,5 @@
 """python -m tests.fuzz --seed N --count M [--seeds K] [--no-tpch] [--layout split]
-[--http] [--set option=value ...]
+[--http | --s3] [--set option=value ...]
 
 Runs M queries per seed (seeds N .. N+K-1) against DuckDB and prints every
 failure with its seed and SQL.  TPC-H SF0.01 is generated once into
@@ -27,6 +27,8 @@ def main(argv=None) -> int:
                    help="split: files of many small row groups and pages (data skipping)")
     p.add_argument("--http", action="store_true",
                    help="pqdb reads its files over http from a server on 127.0.0.1")
+    p.add_argument("--s3", action="store_true",
+                   help="pqdb reads its files as s3:// URLs from moto's S3 server on 127.0.0.1")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a pqdb option for the fuzzed connection, e.g. block_rows=3")
     p.add_argument("--stop-after", type=int, default=50)
@@ -37,6 +39,9 @@ def main(argv=None) -> int:
     if args.http:
         from tests.http_server import HttpServer
         server = HttpServer().start()
+    elif args.s3:
+        from tests.fuzz.s3_store import S3Store
+        server = S3Store().start()
     pq, duck, schema = connect(Path(args.data), tpch=not args.no_tpch, layout=args.layout,
                                server=server, **options)
     stats = Stats()
