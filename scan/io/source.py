@@ -136,8 +136,10 @@ def is_url(text: str) -> bool:
 
 
 def as_source(path_or_source) -> ByteSource:
-    """A ByteSource for a path, a URL (http(s): scan/io/http.py, other
-    schemes: scan/io/fsspec_source.py) or an existing source."""
+    """A ByteSource for a path, a URL (http(s): scan/io/http.py, opened by
+    the suffix read that brings the footer's tail, as open_parquet reads
+    the footer next; other schemes: scan/io/fsspec_source.py) or an
+    existing source."""
     if isinstance(path_or_source, ByteSource):
         return path_or_source
     if isinstance(path_or_source, (str, os.PathLike)):
@@ -147,7 +149,7 @@ def as_source(path_or_source) -> ByteSource:
         elif "://" in text:
             if text.split("://", 1)[0].lower() in ("http", "https"):
                 from scan.io.http import HttpSource
-                return HttpSource(text)
+                return HttpSource(text, tail=True)
             from scan.io.fsspec_source import FsspecSource
             return FsspecSource(text)
         return LocalFileSource(text)

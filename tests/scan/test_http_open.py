@@ -43,6 +43,13 @@ def test_first_open_is_one_request(fault_server, sample, client):
     assert client.io.snapshot()["requests"] == 1
 
 
+def test_open_parquet_of_a_url_is_one_request(fault_server, sample):
+    url = fault_server.add("t.parquet", sample)
+    pf = bounded(lambda: open_parquet(url, buffer_manager=BufferManager(1 << 30)))
+    assert pf.num_rows == 200_000
+    assert [(r.method, r.range) for r in fault_server.log] == [("GET", f"bytes=-{PREFETCH}")]
+
+
 def test_small_file_is_one_request_in_all(fault_server, tmp_path, client):
     small = sample_parquet(str(tmp_path / "small.parquet"), rows=500, row_group_size=100)
     url = fault_server.add("small.parquet", small)
