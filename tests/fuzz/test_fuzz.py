@@ -1,4 +1,4 @@
-"""The CI budget of the differential fuzzer: 1,000-1,500 random queries on
+"""The CI budget of the differential fuzzer: 800-1,200 random queries on
 pqdb and DuckDB per layout (tables.LAYOUTS), a new seed each run: the
 files as DuckDB writes them (one row group); split into files of row
 groups of a few rows and pages of fewer (footer statistics, the page
@@ -17,7 +17,7 @@ import random
 import pytest
 
 # queries per layout: DuckDB's own files get the most
-COUNTS = {"one": 1500, "split": 1000, "hive": 1000, "encrypted": 1000}
+COUNTS = {"one": 1200, "split": 800, "hive": 800, "encrypted": 800}
 COUNT = os.environ.get("PQDB_FUZZ_COUNT")
 BUDGET_S = float(os.environ.get("PQDB_FUZZ_BUDGET_S", "110"))
 
