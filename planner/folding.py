@@ -64,7 +64,9 @@ def fold(expr: Expr) -> Expr:
             value = _evaluate(call)
             if value is not _NO:
                 return Literal(value, call.type)
-    except NotFoldable:
+    except (NotFoldable, ValueError):
+        # a constant that fails (a cast out of range, bad text) is left to
+        # run time, as in DuckDB: it raises only where a row evaluates it
         pass
     if call.func in ("and", "or"):
         return _fold_logic(call)

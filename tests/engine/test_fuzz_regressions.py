@@ -27,6 +27,14 @@ CASES = [
     "CAST('12345678901234567890123456789.123456789' AS DECIMAL(38,9)) FROM t1",
     "SELECT CAST(1e30 AS HUGEINT), CAST(1e20::DOUBLE AS DECIMAL(38,2))",
     "SELECT CAST('2.5' AS INTEGER), CAST('-2.5' AS INTEGER), CAST('1.5' AS TINYINT)",
+    # a constant that cannot be cast raises only where a row evaluates it
+    "SELECT 1 WHERE false AND CAST(1e10::DOUBLE AS INTEGER) = 1",
+    "SELECT id, CASE WHEN i = 7 THEN CAST(1e10::DOUBLE AS INTEGER) ELSE 0 END FROM t1 WHERE i <> 7",
+    "SELECT CASE WHEN i = 7 THEN CAST(1e10::DOUBLE AS INTEGER) ELSE 0 END FROM t1",
+    "SELECT count(*) FROM (SELECT CAST(300 AS TINYINT) AS c, id FROM t1)",
+    "SELECT id FROM t1 WHERE id < 0 AND DATE '2020-13-45' > DATE '2000-01-01'",
+    "SELECT DATE '2020-13-45'",
+    "SELECT CAST('abc' AS INTEGER) FROM t0",
     # per-code-point case mapping
     "SELECT upper(s), lower(s), s ILIKE '%SS%' FROM t1",
     "SELECT upper('straße'), lower('İx'), lower('ΑΣ')",

@@ -190,8 +190,10 @@ def test_casts(cat):
     assert select_exprs(node)[2].value == 42
     with pytest.raises(UnsupportedFeatureError, match="TRY_CAST"):
         bind("select try_cast(a as int) from tv", cat)
-    with pytest.raises(BinderError, match="DATE"):
-        bind("select date '2020-13-45'", cat)
+    # a constant that cannot be converted is left to run time (DuckDB: an
+    # error only where a row evaluates it; tests/engine/test_fuzz_regressions.py)
+    bad = select_exprs(bind("select date '2020-13-45'", cat))[0]
+    assert isinstance(bad, Call) and bad.func == "cast"
 
 
 def test_parameters(cat):
