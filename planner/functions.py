@@ -128,9 +128,21 @@ def _non_null(t: T.DataType, other: T.DataType) -> T.DataType:
     return t
 
 
-def negate(a: Expr) -> Call:
+# DuckDB negates a constant that is its type's minimum in the next wider
+# type: -CAST(-128 AS TINYINT) is 128 SMALLINT, -(INT64_MIN) 2^63 HUGEINT
+_WIDER = {"TINYINT": (-2 ** 7, T.SMALLINT), "SMALLINT": (-2 ** 15, T.INTEGER),
+          "INTEGER": (-2 ** 31, T.BIGINT), "BIGINT": (-2 ** 63, T.HUGEINT)}
+
+
+def negate(a: Expr) -> Expr:
     if not a.type.is_numeric and a.type.id != "NULL":
         raise TypeError(f"cannot negate {a.type}")
+    if a.type.id in _WIDER:
+        from planner.folding import fold
+        lowest, wider = _WIDER[a.type.id]
+        folded = fold(a)
+        if isinstance(folded, Literal) and folded.value == lowest:
+            return Literal(-lowest, wider)
     t = a.type if a.type.id != "NULL" else T.INTEGER
     return Call("neg", [cast(a, t)], t)
 

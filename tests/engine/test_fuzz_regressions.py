@@ -35,6 +35,13 @@ CASES = [
     "SELECT id FROM t1 WHERE id < 0 AND DATE '2020-13-45' > DATE '2000-01-01'",
     "SELECT DATE '2020-13-45'",
     "SELECT CAST('abc' AS INTEGER) FROM t0",
+    # the negation of a constant at its type's minimum takes the next wider type
+    "SELECT typeof(-CAST('-9223372036854775808' AS BIGINT)), -CAST('-9223372036854775808' AS "
+    "BIGINT), -CAST(-2147483648 AS INTEGER), -CAST(-128 AS TINYINT), -CAST(-32768 AS SMALLINT), "
+    "typeof(-CAST('5' AS BIGINT)), -(-9223372036854775807 - 1)",
+    "SELECT CASE WHEN false THEN ((-CAST('-9223372036854775808' AS BIGINT)) * nullif(0.01, 1.50)) "
+    "ELSE (CASE WHEN false THEN 0.01 WHEN true THEN 100.125 END - -2.25) END",
+    "SELECT -b FROM t1",
     # per-code-point case mapping
     "SELECT upper(s), lower(s), s ILIKE '%SS%' FROM t1",
     "SELECT upper('straße'), lower('İx'), lower('ΑΣ')",
