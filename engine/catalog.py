@@ -286,18 +286,14 @@ class Catalog:
         return self._opener
 
     def open_at_once(self, files: list[str]) -> None:
-        """Open the remote ones among ``files`` together (a scan's files,
-        before it opens them one by one; see _open_remote_files)."""
-        self._open_remote_files(files)
-
-    def _open_remote_files(self, files: list[str]) -> None:
-        """Open (or validate, once a query) the remote files of a table at
-        once, up to http_concurrency at a time: each costs a HEAD and, the
-        first time, a footer read, so a table of N files on an object store
-        waits about N / concurrency round trips instead of N; files known
-        from an earlier statement are validated in the background
-        (_open_remote, confirm_files).  Errors of new files are left for
-        the caller's serial opening to raise, in file order."""
+        """Open (or validate, once a query) the remote ones among ``files``
+        (a table's, or a scan's before it opens them one by one) at once, up
+        to http_concurrency at a time: each costs one request (the first
+        time its footer's tail, later a HEAD), so a table of N files on an
+        object store waits about N / concurrency round trips instead of N;
+        files known from an earlier statement are validated in the
+        background (_open_remote, confirm_files).  Errors of new files are
+        left for the caller's serial opening to raise, in file order."""
         from scan.io.source import is_url
         with self._lock:
             epoch = self._epoch
@@ -412,7 +408,7 @@ class Catalog:
         from engine import hive
         hive_on = bool(hive_partitioning) or (hive_partitioning is None and hive.detect(files))
         first = files[0]
-        self._open_remote_files([first] if hive_on else files)
+        self.open_at_once([first] if hive_on else files)
         first_pf = self._open_base(first, planning=True)
         columns = table_columns(first_pf)
         pcols, partitions = [], None
@@ -431,7 +427,7 @@ class Catalog:
                     self._deferred[f] = (first, columns, None)
         else:
             if hive_on:
-                self._open_remote_files(files)
+                self.open_at_once(files)
             rows = 0
             for path in files:
                 pf = self._open_base(path, planning=True)

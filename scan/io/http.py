@@ -430,11 +430,11 @@ class HttpSource(RemoteSource):
             status, headers, body = self._wait(self.client.request(
                 "GET", self.path, {"Range": "bytes=0-0"}, (0, 1)))
             if status == 206:
-                m = _CONTENT_RANGE.fullmatch(headers.get("Content-Range", "").strip())
-                if m is None or m.group(3) == "*":
+                total = _content_range(headers)[2]
+                if total is None:
                     raise PqdbIOError(f"cannot tell the file's size: Content-Range "
                                       f"{headers.get('Content-Range')!r}", url=self.path)
-                self._size = int(m.group(3))
+                self._size = total
             elif status == 200:
                 self._size = len(body)
                 self._whole = body
@@ -545,13 +545,12 @@ class HttpSource(RemoteSource):
                                                f"became {headers['Content-Length']})", url=url)
                     raise _Retryable(f"truncated body ({len(body)} of {size} bytes)")
                 return
-            m = _CONTENT_RANGE.fullmatch(headers.get("Content-Range", "").strip())
-            if m is None:
+            lo, hi, total = _content_range(headers)
+            if lo is None:
                 raise PqdbIOError(f"206 without a valid Content-Range "
                                   f"({headers.get('Content-Range')!r})", url=url,
                                   byte_range=(start, end))
-            lo, hi, total = int(m.group(1)), int(m.group(2)), m.group(3)
-            if total != "*" and int(total) != size:
+            if total is not None and total != size:
                 raise FileChangedError(f"file changed while being read (size {size} became "
                                        f"{total})", url=url, byte_range=(start, end))
             if (lo, hi + 1) != (start, end):
