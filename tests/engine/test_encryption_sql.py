@@ -11,8 +11,6 @@ import os
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 import pytest
 
 import engine
@@ -20,7 +18,7 @@ from engine.errors import AuthenticationError, BinderError, ProgrammingError
 from planner import frontend
 from scan.keys import unwrap_locally
 from tests.paths import CORPUS_DATA
-from tests.scan.crypto_files import CORPUS_KEYS, write_uniform, write_with_kms
+from tests.scan.crypto_files import CORPUS_KEYS, write_plain_and_keyed, write_uniform, write_with_kms
 
 D = CORPUS_DATA
 SECRETS = [k.decode() for k in CORPUS_KEYS.values()]
@@ -170,14 +168,7 @@ def big(tmp_path_factory):
     t = pa.table({"k": np.arange(n, dtype=np.int64), "q": r.integers(1, 50, n).astype(np.int32),
                   "p": np.round(r.random(n) * 1000, 2), "f": pa.array(
                       np.array(["A", "N", "R"])[r.integers(0, 3, n)])})
-    plain = str(d / "plain.parquet")
-    pq.write_table(t, plain, row_group_size=150_000, write_page_index=True)
-    masters = {"mf": os.urandom(16), "mk": os.urandom(16), "mq": os.urandom(16),
-               "mp": os.urandom(16), "mff": os.urandom(16)}
-    enc = str(d / "enc.parquet")
-    write_with_kms(t, enc, masters, "mf", {"mk": ["k"], "mq": ["q"], "mp": ["p"], "mff": ["f"]},
-                   row_group_size=150_000, write_page_index=True)
-    return plain, enc, masters
+    return write_plain_and_keyed(t, str(d), row_group_size=150_000, write_page_index=True)
 
 
 QUERIES = [

@@ -9,14 +9,13 @@ import os
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 import engine
 from engine.errors import AuthenticationError
 from tests.http_server import bounded
 from tests.paths import CORPUS_DATA
-from tests.scan.crypto_files import write_with_kms
+from tests.scan.crypto_files import write_plain_and_keyed
 
 CORPUS = ("uniform_encryption", "encrypt_columns_and_footer", "encrypt_columns_and_footer_aad",
           "encrypt_columns_and_footer_ctr", "encrypt_columns_plaintext_footer")
@@ -49,13 +48,8 @@ def keyed_file(tmp_path_factory):
     n = 40_000
     t = pa.table({"k": np.arange(n, dtype=np.int64), "q": r.integers(1, 50, n).astype(np.int32),
                   "s": pa.array([f"{MARKER}{i % 97}" for i in range(n)])})
-    plain, enc = str(d / "plain.parquet"), str(d / "enc.parquet")
-    pq.write_table(t, plain, row_group_size=10_000, write_page_index=True, compression="none")
-    masters = {"mf": os.urandom(16), "mk": os.urandom(16), "mq": os.urandom(16),
-               "ms": os.urandom(16)}
-    write_with_kms(t, enc, masters, "mf", {"mk": ["k"], "mq": ["q"], "ms": ["s"]},
-                   row_group_size=10_000, write_page_index=True, compression="none")
-    return plain, enc, masters
+    return write_plain_and_keyed(t, str(d), row_group_size=10_000, write_page_index=True,
+                                 compression="none")
 
 
 QUERIES = [

@@ -61,6 +61,19 @@ def write_with_kms(table: pa.Table, path: str, master_keys: dict, footer_key: st
     pq.write_table(table, path, encryption_properties=props, **write_options)
 
 
+def write_plain_and_keyed(table: pa.Table, directory: str, **write_options) -> tuple:
+    """``table`` written twice into ``directory``: plain.parquet, and
+    enc.parquet with the footer under master key "mf" and each column under
+    a master key of its own ("m_<column>"), fresh random keys: (plain path,
+    encrypted path, {master key id: key})."""
+    plain, enc = os.path.join(directory, "plain.parquet"), os.path.join(directory, "enc.parquet")
+    pq.write_table(table, plain, **write_options)
+    masters = {"mf": os.urandom(16), **{f"m_{c}": os.urandom(16) for c in table.column_names}}
+    write_with_kms(table, enc, masters, "mf", {f"m_{c}": [c] for c in table.column_names},
+                   **write_options)
+    return plain, enc, masters
+
+
 def read_with_kms(path: str, master_keys: dict, internal: bool = True) -> pa.Table:
     factory, conf = crypto_factory(master_keys)
     dconfig = pe.DecryptionConfiguration()

@@ -2,7 +2,8 @@
 (``Range: bytes=-N``) gives its size, ETag and the footer's speculative
 tail read; HEAD validates a known file and is the fallback for servers
 that answer the suffix read otherwise.  Every case gives the file's rows
-or a PqdbIOError naming URL and range."""
+or a PqdbIOError naming URL and range.  Fixtures ``sample`` and ``client``:
+conftest.py."""
 
 from __future__ import annotations
 
@@ -11,23 +12,10 @@ import pytest
 from scan import open_parquet
 from scan.errors import PqdbIOError
 from scan.io.buffer_manager import BufferManager
-from scan.io.http import HttpClient, HttpSource
-from scan.io.remote import RemoteSettings
+from scan.io.http import HttpSource
 from tests.http_server import bounded, sample_parquet
 
 PREFETCH = 64 << 10
-
-
-@pytest.fixture(scope="module")
-def sample(tmp_path_factory):
-    return sample_parquet(str(tmp_path_factory.mktemp("http_open") / "sample.parquet"))
-
-
-@pytest.fixture
-def client():
-    c = HttpClient(RemoteSettings(timeout=1.0, retries=2))
-    yield c
-    c.close()
 
 
 def footer_rows(url, client) -> int:

@@ -17,18 +17,6 @@ from scan.io.remote import RemoteSettings, coalesce
 from tests.http_server import bounded, sample_parquet
 
 
-@pytest.fixture(scope="module")
-def sample(tmp_path_factory):
-    return sample_parquet(str(tmp_path_factory.mktemp("http") / "sample.parquet"))
-
-
-@pytest.fixture
-def client():
-    c = HttpClient(RemoteSettings(timeout=1.0, retries=2))
-    yield c
-    c.close()
-
-
 def read_ids(url, client, bm=None):
     """Every row group's id column, as one list (and the file)."""
     pf = open_parquet(HttpSource(url, client), buffer_manager=bm or BufferManager(1 << 30))
