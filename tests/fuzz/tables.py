@@ -117,7 +117,7 @@ def _split(src: Path, dst: Path, options: dict, encrypted: dict | None = None) -
 def _hive(duck_con, src: Path, dst: Path, key: tuple) -> tuple:
     """``src`` written by DuckDB as dst/key=value/*.parquet: (DuckDB's
     source: ``src`` with the key last, cast as hive_partitioning types it;
-    the files for pqdb, a tuple)."""
+    the files for pqdb)."""
     import shutil
     name, typ = key
     shutil.rmtree(dst, ignore_errors=True)
@@ -125,11 +125,21 @@ def _hive(duck_con, src: Path, dst: Path, key: tuple) -> tuple:
                      f"(FORMAT parquet, PARTITION_BY ({name}))")
     duck_source = (f"(SELECT * EXCLUDE ({name}), CAST({name} AS {typ}) AS {name} "
                    f"FROM read_parquet('{src}'))")
-    return duck_source, tuple(sorted(dst.glob("*/*.parquet")))
+    return duck_source, sorted(dst.glob("*/*.parquet"))
 
 
-def _encryption(layout: str, table: str) -> dict | None:
-    return dict(ENCRYPTION.get(table, {})) if layout == "encrypted" else None
+def _layout_files(layout: str, duck_con, name: str, path: Path, folder: Path,
+                  split_options: dict) -> tuple:
+    """(DuckDB's source, pqdb's files, hive?) of table ``name`` at ``path``
+    in ``layout`` (its files written below ``folder``)."""
+    plain = f"read_parquet('{path}')"
+    where = folder / f"{name}-{layout}"
+    if layout in ("split", "encrypted"):
+        encrypted = dict(ENCRYPTION.get(name, {})) if layout == "encrypted" else None
+        return plain, _split(path, where, split_options, encrypted), False
+    if layout == "hive" and name in HIVE_KEYS:
+        return (*_hive(duck_con, path, where, HIVE_KEYS[name]), True)
+    return plain, [path], False
 
 
 def _serve(server, table: str, path: Path, hive: bool) -> str:
@@ -154,33 +164,21 @@ def setup(folder: Path, tpch_dir: str | None, pqdb_con, duck_con, layout: str = 
     if layout not in LAYOUTS:
         raise ValueError(f"layout {layout!r}: one of {LAYOUTS}")
     folder.mkdir(parents=True, exist_ok=True)
-    paths = {}             # table -> (DuckDB's file or source, pqdb's file(s))
+    tables = {}                 # name -> (DuckDB's source, pqdb's files, hive?)
     for name, rows in SMALL.items():
         path = folder / f"{name}.parquet"
         duck_con.execute(f"COPY ({_small_select(name, rows)}) TO '{path}' (FORMAT parquet)")
-        paths[name] = (path, path)
-        if layout in ("split", "encrypted"):
-            paths[name] = (path, _split(path, folder / f"{name}-{layout}", SPLIT_SMALL[name],
-                                        _encryption(layout, name)))
-        elif layout == "hive" and rows:
-            paths[name] = _hive(duck_con, path, folder / f"{name}-hive", HIVE_KEYS[name])
+        tables[name] = _layout_files(layout, duck_con, name, path, folder, SPLIT_SMALL[name])
     if tpch_dir is not None:
         for t in TPCH:
-            path = Path(tpch_dir) / f"{t}.parquet"
-            paths[t] = (path, path)
-            if layout in ("split", "encrypted"):
-                paths[t] = (path, _split(path, folder / f"tpch-{t}-{layout}", SPLIT_TPCH,
-                                         _encryption(layout, t)))
-            elif layout == "hive" and t in HIVE_KEYS:
-                paths[t] = _hive(duck_con, path, folder / f"tpch-{t}-hive", HIVE_KEYS[t])
+            tables[t] = _layout_files(layout, duck_con, t, Path(tpch_dir) / f"{t}.parquet",
+                                      folder, SPLIT_TPCH)
     if layout == "encrypted":
         for key_id, key in MASTER_KEYS.items():
             pqdb_con.add_parquet_key(key_id, key)
     view = "CREATE OR REPLACE VIEW {} AS SELECT * FROM {}"
-    for name, (duck_source, pqdb_paths) in paths.items():
-        hive = isinstance(pqdb_paths, tuple)
-        duck_con.execute(view.format(name, duck_source if hive else f"read_parquet('{duck_source}')"))
-        files = list(pqdb_paths) if isinstance(pqdb_paths, (list, tuple)) else [pqdb_paths]
+    for name, (duck_source, files, hive) in tables.items():
+        duck_con.execute(view.format(name, duck_source))
         if server is not None:
             files = [_serve(server, name, Path(f), hive) for f in files]
         listed = "[" + ", ".join(f"'{f}'" for f in files) + "]"
