@@ -217,9 +217,14 @@ def _round_half_away(num: int, den: int) -> int:
 def _as_float_type(v: float, t: T.DataType) -> float:
     """A FLOAT literal holds a float32 value (0.6::FLOAT <> 0.6::DOUBLE)."""
     if t.id == "FLOAT":
+        import math
+
         import numpy as np
         with np.errstate(over="ignore"):
-            return float(np.float32(v))
+            f = float(np.float32(v))
+        if math.isinf(f) and math.isfinite(v):
+            raise ValueError(f"value {v} is out of range for FLOAT")   # (left to run time)
+        return f
     return v
 
 

@@ -230,7 +230,14 @@ def cast_vector(vec: Vector, target: DataType) -> Vector:
             return Vector(target, _to_storage(r, target, valid), vec.nulls)
     elif target.is_float:
         if src.is_numeric or src.id == "BOOLEAN":
-            return Vector(target, to_float64(vec).astype(target.numpy_dtype), vec.nulls)
+            wide = to_float64(vec)
+            with np.errstate(over="ignore"):
+                out = wide.astype(target.numpy_dtype)
+            # a finite value past FLOAT's range raises (DuckDB), inf stays inf
+            bad = np.flatnonzero(valid & np.isinf(out) & np.isfinite(wide))
+            if len(bad):
+                raise _overflow(float(wide[bad[0]]), target)
+            return Vector(target, out, vec.nulls)
     elif target.is_decimal:
         wide = target.is_wide_decimal
         if src.is_integer or src.id == "BOOLEAN":
