@@ -43,6 +43,9 @@ EXTRA_QUERIES = (
     "FROM lineitem ORDER BY l_orderkey, l_linenumber LIMIT 50",
     "SELECT p_partkey, s_suppkey FROM part, supplier WHERE p_size BETWEEN s_nationkey "
     "AND s_nationkey + 1 AND p_partkey < 50 AND s_suppkey < 5",
+    # casts from strings, and a constant whose cast runs at execution time
+    "SELECT CAST(substring(c_phone, 1, 2) AS INTEGER), CAST(c_custkey AS VARCHAR)::BIGINT, "
+    "CAST(substring(c_phone, 1, 2) AS DOUBLE), 1 + '7'::INTEGER FROM customer LIMIT 5",
 )
 
 

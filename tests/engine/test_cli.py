@@ -11,14 +11,21 @@ from pathlib import Path
 import pytest
 
 from engine import cli
+from engine.compile_notice import NOTICE
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def run(*args, stdin=""):
+    """The CLI's exit code, stdout and stderr; stderr without the one-line
+    notice a cold numba cache prints (tests/engine/test_startup.py tests it),
+    so that what a test sees does not depend on which kernels an earlier test
+    happened to compile."""
     proc = subprocess.run([sys.executable, "-m", "engine.cli", *args], input=stdin,
                           capture_output=True, text=True, cwd=REPO, timeout=120)
-    return proc.returncode, proc.stdout, proc.stderr
+    err = "".join(line for line in proc.stderr.splitlines(keepends=True)
+                  if not line.startswith(NOTICE))
+    return proc.returncode, proc.stdout, err
 
 
 def assert_one_line_error(rc, out, err, code=1):
