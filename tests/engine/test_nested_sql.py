@@ -71,8 +71,14 @@ def test_map_no_value_matches_pyarrow(con):
 
 
 @pytest.mark.slow
-def test_large_string_map_matches_duckdb(con):
-    _same(con, f"SELECT * FROM '{_path('large_string_map.brotli.parquet')}'")
+def test_large_string_map(con):
+    """Two maps, each with one 1 GiB key of 'a's, in one brotli page (pyarrow:
+    "Nested data conversions not implemented for chunked array outputs").
+    DuckDB gives these rows too; asked here as the literal rows, as decoding
+    the file costs either engine ~28 s."""
+    rows = con.sql(f"SELECT * FROM '{_path('large_string_map.brotli.parquet')}'").fetchall()
+    key = "a" * (1 << 30)
+    assert rows == [({key: 1},), ({key: 1},)]
 
 
 IMPALA = _path("nullable.impala.parquet")

@@ -7,10 +7,9 @@ from __future__ import annotations
 import glob
 import os
 
-import numpy as np
 import pytest
 
-from tests.paths import CORPUS_BAD, CORPUS_DATA
+from tests.paths import CORPUS_DATA
 
 from scan import open_parquet
 from scan.errors import FileFormatError, PqdbError, UnsupportedFeatureError
@@ -25,7 +24,8 @@ FILES = sorted(os.path.relpath(p, DATA) for p in glob.glob(os.path.join(DATA, "*
 # file -> {column (or "*" = every column): reason the reader must give}
 EXPECTED_UNSUPPORTED: dict = {}
 
-# nested fields pyarrow cannot read: checked by their own tests below
+# nested fields pyarrow cannot read: checked by their own tests (below, and
+# large_string_map's literal rows in tests/engine/test_nested_sql.py)
 NOT_BY_PYARROW = {"incorrect_map_schema.parquet", "large_string_map.brotli.parquet"}
 
 # pages whose CRC32 is wrong on purpose: refused when verifying, else read
@@ -134,15 +134,3 @@ def test_map_with_optional_key_is_read_as_the_spec_says():
     m = pf.read_nested(0, "my_map")
     assert m.to_pylist() == [[(b"parent", b"another"), (b"name", b"report")]]
     assert m.to_pylist(as_dict=True) == [{b"parent": b"another", b"name": b"report"}]
-
-
-@pytest.mark.slow
-def test_large_string_map():
-    """Two 1 GiB keys (pyarrow: "Nested data conversions not implemented for
-    chunked array outputs")."""
-    pf = open_parquet(os.path.join(DATA, "large_string_map.brotli.parquet"))
-    m = pf.read_nested(0, "arr")
-    assert m.num_rows == 2 and m.lengths().tolist() == [1, 1]
-    keys = m.keys
-    assert (keys.values[:, 0] & np.uint64(0xFFFFFFFF)).tolist() == [1 << 30, 1 << 30]
-    assert m.values.to_pylist() == [1, 2] or m.values.num_rows == 2
