@@ -30,11 +30,14 @@ demo: $(STAMP)
 	@echo "== pqdb-tpch run: validated against the expected answers, timed next to DuckDB"
 	$(BIN)/pqdb-tpch run --sf $(DEMO_SF) --data $(DEMO_DIR) --queries 1,3,6 --repeat 3
 
+# one pytest worker per core (pytest-xdist), a test file per worker at a time
+PYTEST := $(BIN)/python -m pytest -q -n auto --dist loadfile
+
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(PYTEST)
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(PYTEST) -m "not slow"
 
 clean:
 	rm -rf $(VENV) data .pytest_cache .hypothesis
