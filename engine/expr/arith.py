@@ -244,10 +244,15 @@ def negate(v: Vector, out_type: DataType) -> Vector:
     data = v.data
     if data.dtype.kind == "u":
         data = data.astype(np.int64)
-    if data.dtype.kind in "iu":
-        lo = np.iinfo(v.data.dtype).min if v.data.dtype.kind == "i" else 0
-        bad = np.flatnonzero(valid & (v.data == lo)) if lo != 0 or v.type.is_integer else []
-        if len(bad) and v.type.is_integer and lo != 0:
+    if v.type.is_integer and v.data.dtype.kind == "u":
+        # an unsigned type holds no negative value: DuckDB raises for any but 0
+        bad = np.flatnonzero(valid & (v.data != 0))
+        if len(bad):
+            raise ArithmeticOverflowError(f"Overflow in negation of {v.type} "
+                                          f"({int(v.data[bad[0]])})")
+    elif v.type.is_integer and data.dtype.kind == "i":
+        lo = np.iinfo(data.dtype).min
+        if np.any(valid & (data == lo)):
             raise ArithmeticOverflowError(f"Overflow in negation of {v.type} ({lo})")
     return Vector(out_type, (-data).astype(out_type.numpy_dtype), v.nulls)
 

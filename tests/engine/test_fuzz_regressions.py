@@ -46,6 +46,11 @@ CASES = [
     "SELECT CASE WHEN false THEN ((-CAST('-9223372036854775808' AS BIGINT)) * nullif(0.01, 1.50)) "
     "ELSE (CASE WHEN false THEN 0.01 WHEN true THEN 100.125 END - -2.25) END",
     "SELECT -b FROM t1",
+    # an unsigned value but 0 has no negation: -(5::UBIGINT) wrapped to 2^64 - 5
+    "SELECT -ub FROM t1",
+    "SELECT -CAST(5 AS UTINYINT)",
+    "SELECT -CAST(ub AS UINTEGER) FROM t1 WHERE ub < 4000000000",
+    "SELECT -ub, -CAST(0 AS USMALLINT) FROM t1 WHERE ub = 0 OR ub IS NULL",
     # per-code-point case mapping
     "SELECT upper(s), lower(s), s ILIKE '%SS%' FROM t1",
     "SELECT upper('straße'), lower('İx'), lower('ΑΣ')",
