@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import calendar
 import datetime as _dt
+import math
 from decimal import (ROUND_HALF_EVEN, ROUND_HALF_UP, Context, Decimal, InvalidOperation,
                      localcontext)
 
@@ -217,8 +218,6 @@ def _round_half_away(num: int, den: int) -> int:
 def _as_float_type(v: float, t: T.DataType) -> float:
     """A FLOAT literal holds a float32 value (0.6::FLOAT <> 0.6::DOUBLE)."""
     if t.id == "FLOAT":
-        import math
-
         import numpy as np
         with np.errstate(over="ignore"):
             f = float(np.float32(v))

@@ -43,6 +43,15 @@ def _uvarint(buf, pos: int, end: int) -> tuple[int, int]:
             raise FileFormatError(f"malformed thrift metadata: varint too long at byte {pos}")
 
 
+def _binary(buf, pos: int, end: int) -> tuple[bytes, int]:
+    """The length-prefixed bytes at ``pos`` and the position after them."""
+    n, pos = _uvarint(buf, pos, end)
+    if n > end - pos:
+        raise FileFormatError(f"malformed thrift metadata: binary length {n} exceeds data "
+                              f"at byte {pos}")
+    return bytes(buf[pos:pos + n]), pos + n
+
+
 class CompactDecoder:
     """Reads compact-protocol values from a bytes-like buffer."""
 
@@ -87,23 +96,14 @@ class CompactDecoder:
         buf, pos, end = self.buf, self.pos, self.end
         out = []
         for _ in range(count):
-            n, pos = _uvarint(buf, pos, end)
-            if n > end - pos:
-                self.pos = pos
-                self._fail(f"binary length {n} exceeds data")
-            raw = bytes(buf[pos:pos + n])
-            pos += n
+            raw, pos = _binary(buf, pos, end)
             out.append(raw.decode("utf-8", errors="replace") if as_str else raw)
         self.pos = pos
         return out
 
     def binary(self) -> bytes:
-        n = self.varint()
-        if n > self.end - self.pos:
-            self._fail(f"binary length {n} exceeds data")
-        out = bytes(self.buf[self.pos:self.pos + n])
-        self.pos += n
-        return out
+        raw, self.pos = _binary(self.buf, self.pos, self.end)
+        return raw
 
     def double(self) -> float:
         if self.end - self.pos < 8:
@@ -187,12 +187,10 @@ class CompactDecoder:
         """Decode one struct; fields not in ``spec`` are skipped.
 
         The integer, binary and struct fields a spec asks for (nearly every
-        field of a footer or page header) are read inline: a footer of 8k
-        column chunks is some 300k fields, and a method call per byte,
-        varint and value was most of its decoding time."""
-        self.depth += 1
-        if self.depth > _MAX_DEPTH:
-            self._fail("nesting too deep")
+        field of a footer or page header) skip value() and the method calls
+        per byte and varint: a footer of 8k column chunks is some 300k
+        fields, and those calls were most of its decoding time."""
+        self._enter()
         out: dict = {}
         last_id = 0
         field = (spec or _NO_FIELDS).get
@@ -214,33 +212,13 @@ class CompactDecoder:
                 self.value(ttype, None)                      # skip unknown field
                 continue
             name, want, nested = entry
-            if ttype == want:
-                if ttype in _VARINT_TYPES or ttype == BINARY:
-                    # _uvarint inline: a call per field costs a fifth of the decode
-                    pos = self.pos
-                    result = shift = 0
-                    while True:
-                        if pos >= end:
-                            self.pos = pos
-                            self._fail("unexpected end of data in varint")
-                        b = buf[pos]
-                        pos += 1
-                        result |= (b & 0x7F) << shift
-                        if b < 0x80:
-                            break
-                        shift += 7
-                        if shift > 70:
-                            self.pos = pos
-                            self._fail("varint too long")
-                    if ttype != BINARY:
-                        self.pos = pos
-                        out[name] = (result >> 1) ^ -(result & 1)
-                        continue
-                    self.pos = pos
-                    if result > end - pos:
-                        self._fail(f"binary length {result} exceeds data")
-                    raw = bytes(buf[pos:pos + result])
-                    self.pos = pos + result
+            if ttype == want:                                # the common cases, without value()
+                if ttype in _VARINT_TYPES:
+                    n, self.pos = _uvarint(buf, self.pos, end)
+                    out[name] = (n >> 1) ^ -(n & 1)
+                    continue
+                if ttype == BINARY:
+                    raw, self.pos = _binary(buf, self.pos, end)
                     out[name] = raw.decode("utf-8", errors="replace") \
                         if nested == _STRING_MARK else raw
                     continue

@@ -242,14 +242,12 @@ def negate(v: Vector, out_type: DataType) -> Vector:
         return Vector(out_type, -v.data, v.nulls)
     valid = valid_mask(v)
     data = v.data
-    if data.dtype.kind == "u":
-        data = data.astype(np.int64)
-    if v.type.is_integer and v.data.dtype.kind == "u":
+    if v.type.is_integer and data.dtype.kind == "u":
         # an unsigned type holds no negative value: DuckDB raises for any but 0
-        bad = np.flatnonzero(valid & (v.data != 0))
+        bad = np.flatnonzero(valid & (data != 0))
         if len(bad):
             raise ArithmeticOverflowError(f"Overflow in negation of {v.type} "
-                                          f"({int(v.data[bad[0]])})")
+                                          f"({int(data[bad[0]])})")
     elif v.type.is_integer and data.dtype.kind == "i":
         lo = np.iinfo(data.dtype).min
         if np.any(valid & (data == lo)):
